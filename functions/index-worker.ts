@@ -1,0 +1,36 @@
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import type { SQSHandler, SQSRecord } from "aws-lambda";
+import { z } from "zod";
+import { loadConfig, MAX_RECEIVE_COUNT } from "../lib/config.js";
+import { Indexer, textLoader } from "../lib/knowledge/indexer.js";
+import { createStores } from "../lib/store/clients.js";
+
+const config = loadConfig();
+const { table, blobs } = createStores(config);
+const indexer = new Indexer({
+  table,
+  blobs,
+  chunking: { size: config.CHUNK_SIZE, overlap: config.CHUNK_OVERLAP },
+  loaders: { text: textLoader(blobs) },
+});
+
+const IndexMessage = z.object({
+  kind: z.literal("index"),
+  workspaceId: z.string(),
+  sourceId: z.string(),
+  revision: z.number().int().positive(),
+});
+
+const processor = new BatchProcessor(EventType.SQS);
+
+async function indexRecord(record: SQSRecord): Promise<void> {
+  const message = IndexMessage.parse(JSON.parse(record.body));
+  await indexer.handle(message, {
+    receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
+    maxReceiveCount: MAX_RECEIVE_COUNT,
+  });
+}
+
+/** SQS-triggered: indexes knowledge sources; a failing record fails alone (partial batch response). */
+export const handler: SQSHandler = async (event, context) =>
+  processPartialResponse(event, indexRecord, processor, { context });

@@ -1,0 +1,134 @@
+import { createHash, randomBytes } from "node:crypto";
+import { ApiError } from "../errors.js";
+import { newId } from "../ids.js";
+import type { Item, Table } from "../store/table.js";
+
+/**
+ * Workspaces and their API keys. Only a SHA-256 hash of a key is stored: the key item's
+ * partition is `KEY#{hash}`, so verifying a key is one read. A second item per key under the
+ * `KEYS` partition lists keys for the CLI without scanning.
+ */
+
+export interface Workspace {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface KeyInfo {
+  keyId: string;
+  workspaceId: string;
+  label: string;
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+type KeyItem = Item & KeyInfo & { hash: string };
+
+const KEY_FORMAT = /^[A-Za-z0-9._~+/=-]{16,256}$/;
+
+export const hashKey = (key: string) => createHash("sha256").update(key).digest("hex");
+
+export function generateKey(): string {
+  return `kbi_${randomBytes(24).toString("base64url")}`;
+}
+
+export function isWellFormedKey(key: string): boolean {
+  return KEY_FORMAT.test(key);
+}
+
+export class KeyStore {
+  private readonly cache = new Map<string, { workspaceId: string | null; until: number }>();
+
+  constructor(
+    private readonly table: Table,
+    private readonly cacheSeconds = 30,
+  ) {}
+
+  async createWorkspace(name: string): Promise<Workspace> {
+    const workspace = { id: newId("workspace"), name, createdAt: new Date().toISOString() };
+    await this.table.put({ pk: `WS#${workspace.id}`, sk: "META", ...workspace });
+    await this.table.put({ pk: "WORKSPACES", sk: workspace.id, ...workspace });
+    return workspace;
+  }
+
+  async getWorkspace(id: string): Promise<Workspace | undefined> {
+    const item = await this.table.get<Item & Workspace>(`WS#${id}`, "META");
+    return item && { id: item.id, name: item.name, createdAt: item.createdAt };
+  }
+
+  async listWorkspaces(): Promise<Workspace[]> {
+    const items = await this.table.all<Item & Workspace>("WORKSPACES", "ws_");
+    return items.map(({ id, name, createdAt }) => ({ id, name, createdAt }));
+  }
+
+  /** Stores a key for a workspace. Registering the same key for the same workspace again is a no-op. */
+  async registerKey(workspaceId: string, key: string, label = "default"): Promise<KeyInfo> {
+    if (!isWellFormedKey(key)) {
+      throw new ApiError(400, "validation_failed", "A key is 16 to 256 URL-safe characters");
+    }
+    const hash = hashKey(key);
+    const existing = await this.table.get<KeyItem>(`KEY#${hash}`, "KEY");
+    if (existing) {
+      if (existing.workspaceId !== workspaceId) {
+        throw new ApiError(409, "conflict", "That key belongs to another workspace");
+      }
+      return toInfo(existing);
+    }
+    const info: KeyInfo = {
+      keyId: newId("key"),
+      workspaceId,
+      label,
+      prefix: key.slice(0, 8),
+      createdAt: new Date().toISOString(),
+      revokedAt: null,
+    };
+    // The listing item first: a key is never usable without being visible to `keys list`.
+    await this.table.put({ pk: "KEYS", sk: info.keyId, hash, ...info });
+    if (!(await this.table.create({ pk: `KEY#${hash}`, sk: "KEY", hash, ...info }))) {
+      return this.registerKey(workspaceId, key, label);
+    }
+    return info;
+  }
+
+  async createKey(workspaceId: string, label = "default"): Promise<{ key: string; info: KeyInfo }> {
+    const key = generateKey();
+    return { key, info: await this.registerKey(workspaceId, key, label) };
+  }
+
+  async listKeys(): Promise<KeyInfo[]> {
+    return (await this.table.all<KeyItem>("KEYS", "key_")).map(toInfo);
+  }
+
+  /** Revokes a key by its id; false when no such key exists. */
+  async revokeKey(keyId: string): Promise<boolean> {
+    const listing = await this.table.get<KeyItem>("KEYS", keyId);
+    if (!listing) return false;
+    const revokedAt = listing.revokedAt ?? new Date().toISOString();
+    await this.table.update(`KEY#${listing.hash}`, "KEY", { revokedAt });
+    await this.table.update("KEYS", keyId, { revokedAt });
+    return true;
+  }
+
+  /** The workspace a key belongs to, or null for unknown, revoked or malformed keys. */
+  async verify(key: string): Promise<string | null> {
+    if (!isWellFormedKey(key)) return null;
+    const hash = hashKey(key);
+    const now = Date.now();
+    const cached = this.cache.get(hash);
+    if (cached && cached.until > now) return cached.workspaceId;
+    const item = await this.table.get<KeyItem>(`KEY#${hash}`, "KEY", false);
+    const workspaceId = item && !item.revokedAt ? item.workspaceId : null;
+    if (this.cacheSeconds > 0) {
+      if (this.cache.size >= 10_000) this.cache.clear();
+      this.cache.set(hash, { workspaceId, until: now + this.cacheSeconds * 1000 });
+    }
+    return workspaceId;
+  }
+}
+
+function toInfo(item: KeyItem): KeyInfo {
+  const { keyId, workspaceId, label, prefix, createdAt, revokedAt } = item;
+  return { keyId, workspaceId, label, prefix, createdAt, revokedAt: revokedAt ?? null };
+}

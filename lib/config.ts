@@ -1,0 +1,43 @@
+import { z } from "zod";
+
+/** Messages are retried this often before they land in the dead-letter queue (AWS and local alike). */
+export const MAX_RECEIVE_COUNT = 5;
+
+const flag = z
+  .enum(["true", "false", "1", "0"])
+  .default("false")
+  .transform((v) => v === "true" || v === "1");
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const schema = z
+  .object({
+    TABLE_NAME: z.string().min(1),
+    BUCKET_NAME: z.string().min(1),
+    INDEX_QUEUE_URL: z.string().url(),
+    /** Path-style S3 addressing, needed by S3-compatible emulators. */
+    S3_FORCE_PATH_STYLE: flag,
+    /** Largest text source accepted by the API, in UTF-8 bytes. */
+    MAX_TEXT_BYTES: positiveInt(1_000_000),
+    /** Target chunk size and overlap, in characters. */
+    CHUNK_SIZE: positiveInt(1200),
+    CHUNK_OVERLAP: z.coerce.number().int().min(0).default(200),
+    /** How long a verified API key stays cached in a warm process, in seconds. */
+    KEY_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
+  })
+  .refine((c) => c.CHUNK_OVERLAP < c.CHUNK_SIZE / 2, {
+    message: "CHUNK_OVERLAP must be less than half of CHUNK_SIZE",
+    path: ["CHUNK_OVERLAP"],
+  });
+
+export type Config = z.infer<typeof schema>;
+
+/** Reads and validates the environment once; a bad deploy fails at cold start with a clear message. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid configuration: ${problems.join("; ")}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,155 @@
+import { randomUUID } from "node:crypto";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ApiError, type ErrorBody } from "../errors.js";
+import { logger } from "../log.js";
+
+export interface AppEnv {
+  Variables: { requestId: string; workspaceId: string };
+  /** Set by hono/aws-lambda on AWS; empty or node-server bindings locally. */
+  Bindings: { event?: { requestContext?: { requestId?: string } } };
+}
+
+/** Largest request body accepted by default; routes that take more set their own limit. */
+export const DEFAULT_BODY_LIMIT = 2 * 1024 * 1024;
+
+/** A sub-app holding one concern's routes; validation failures become the project's 400 body. */
+export function createModule() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        throw new ApiError(400, "validation_failed", "The request is not valid", {
+          issues: result.error.issues.map((issue) => ({
+            path: issue.path.join("."),
+            message: issue.message,
+          })),
+        });
+      }
+    },
+  });
+}
+
+export type Module = ReturnType<typeof createModule>;
+
+export function errorResponse(
+  c: Context,
+  status: ContentfulStatusCode,
+  body: ErrorBody["error"],
+  headers?: Record<string, string>,
+) {
+  return c.json({ error: body } satisfies ErrorBody, status, headers);
+}
+
+function toApiError(err: Error): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  if (err instanceof HTTPException) {
+    if (err.status === 400) return new ApiError(400, "invalid_json", "The body is not valid JSON");
+    if (err.status === 413)
+      return new ApiError(413, "payload_too_large", "The request body is too large");
+    if (err.status === 401) return new ApiError(401, "unauthorized", "A valid API key is required");
+  }
+  return undefined;
+}
+
+/** For a path, the methods an app's routes accept there (empty when no route has that path). */
+export function methodsForPath(app: OpenAPIHono<AppEnv>): (path: string) => Set<string> {
+  let table: Array<{ pattern: RegExp; method: string }> | undefined;
+  return (path) => {
+    table ??= app.routes
+      .filter((route) => route.method !== "ALL")
+      .map((route) => ({
+        method: route.method,
+        pattern: new RegExp(
+          `^${route.path
+            .replace(/[.+?^$()|[\]\\]/g, "\\$&")
+            .replace(/:[A-Za-z0-9_]+(\{[^}]*\})?/g, "[^/]+")
+            .replace(/\*/g, ".*")}/?$`,
+        ),
+      }));
+    return new Set(table.filter((r) => r.pattern.test(path)).map((r) => r.method));
+  };
+}
+
+export interface ServiceOptions {
+  /** Guards every `/api/*` route. */
+  authenticate: MiddlewareHandler<AppEnv>;
+  modules: Module[];
+}
+
+/**
+ * The root app of a Lambda function, or of the local server with every module mounted:
+ * request ids, one structured log line per request, auth on /api, and one error body everywhere.
+ */
+export function createServiceApp({ authenticate, modules }: ServiceOptions) {
+  const app = new OpenAPIHono<AppEnv>();
+
+  app.use("*", async (c, next) => {
+    const requestId = c.env?.event?.requestContext?.requestId ?? randomUUID();
+    c.set("requestId", requestId);
+    const started = performance.now();
+    await next();
+    c.header("x-request-id", requestId);
+    logger.info("request", {
+      requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      durationMs: Math.round(performance.now() - started),
+      workspaceId: c.get("workspaceId"),
+    });
+  });
+  app.use("/api/*", authenticate);
+  app.use("/api/*", bodyLimit({ maxSize: DEFAULT_BODY_LIMIT }));
+  for (const module of modules) app.route("/", module);
+
+  const allowedMethods = methodsForPath(app);
+  app.notFound((c) => {
+    const allowed = allowedMethods(c.req.path);
+    if (allowed.size > 0) {
+      const allow = [...allowed].sort().join(", ");
+      return errorResponse(
+        c,
+        405,
+        {
+          code: "method_not_allowed",
+          message: `${c.req.method} is not allowed here; use ${allow}`,
+        },
+        { Allow: allow },
+      );
+    }
+    return errorResponse(c, 404, {
+      code: "not_found",
+      message: `No route ${c.req.method} ${c.req.path}`,
+    });
+  });
+
+  app.onError((err, c) => {
+    const known = toApiError(err);
+    if (known) {
+      return errorResponse(
+        c,
+        known.status,
+        {
+          code: known.code,
+          message: known.message,
+          ...(known.details === undefined ? {} : { details: known.details }),
+        },
+        known.headers,
+      );
+    }
+    const requestId = c.get("requestId");
+    logger.error("unhandled error", { requestId, error: err });
+    return errorResponse(c, 500, {
+      code: "internal_error",
+      message: "Something went wrong on our side; quote the request id when reporting it",
+      requestId,
+    });
+  });
+
+  return app;
+}
+
+export type ServiceApp = ReturnType<typeof createServiceApp>;

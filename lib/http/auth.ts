@@ -1,0 +1,35 @@
+import type { MiddlewareHandler } from "hono";
+import type { KeyStore } from "../auth/keys.js";
+import { ApiError } from "../errors.js";
+import type { AppEnv } from "./app.js";
+
+const unauthorized = () =>
+  new ApiError(
+    401,
+    "unauthorized",
+    "A valid API key is required: Authorization: Bearer <key>",
+    undefined,
+    {
+      "WWW-Authenticate": 'Bearer realm="api"',
+    },
+  );
+
+/**
+ * Resolves the workspace from `Authorization: Bearer <key>`. Missing, malformed, unknown and
+ * revoked keys all get the same 401; keys anywhere else (query string, other headers) are ignored.
+ */
+export function bearerAuth(keys: KeyStore): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const header = c.req.header("authorization") ?? "";
+    const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
+    const workspaceId = match?.[1] ? await keys.verify(match[1]) : null;
+    if (!workspaceId) throw unauthorized();
+    c.set("workspaceId", workspaceId);
+    await next();
+  };
+}
+
+/** For functions that serve no /api route: anything under /api is refused like a bad key. */
+export const denyAll: MiddlewareHandler<AppEnv> = async () => {
+  throw unauthorized();
+};

@@ -1,0 +1,86 @@
+import { ApiError } from "../errors.js";
+import { createModule } from "../http/app.js";
+import type { Retriever } from "./retrieval.js";
+import {
+  createSource,
+  deleteSource,
+  getSource,
+  listSources,
+  patchSource,
+  reindexSource,
+  searchKnowledge,
+} from "./routes.js";
+import { type Sources, toPublic } from "./sources.js";
+
+export interface KnowledgeApiDeps {
+  sources: Sources;
+  retriever: Retriever;
+  maxTextBytes: number;
+}
+
+/** Default name of a text source: its first line, shortened. */
+function nameFromText(text: string): string {
+  const firstLine = (text.trim().split("\n", 1)[0] ?? "").replace(/^#+\s*/, "").trim();
+  return firstLine.length > 80 ? `${firstLine.slice(0, 77).trimEnd()}...` : firstLine;
+}
+
+export function knowledgeApi({ sources, retriever, maxTextBytes }: KnowledgeApiDeps) {
+  const app = createModule();
+
+  app.openapi(createSource, async (c) => {
+    const body = c.req.valid("json");
+    const workspaceId = c.get("workspaceId");
+    if (body.url !== undefined) {
+      throw new ApiError(400, "not_supported", "URL sources are not supported yet");
+    }
+    const text = body.text ?? "";
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes > maxTextBytes) {
+      throw new ApiError(413, "payload_too_large", `Text is limited to ${maxTextBytes} bytes`, {
+        limit: maxTextBytes,
+        bytes,
+      });
+    }
+    const item = await sources.createText(workspaceId, text, body.name ?? nameFromText(text));
+    return c.json({ id: item.id, status: "indexing" as const }, 200);
+  });
+
+  app.openapi(listSources, async (c) => {
+    const { limit, cursor, status, enabled, type } = c.req.valid("query");
+    const filter = {
+      status,
+      type,
+      enabled: enabled === undefined ? undefined : enabled ? 1 : 0,
+    } as const;
+    const page = await sources.list(c.get("workspaceId"), filter, limit, cursor);
+    return c.json({ sources: page.items.map(toPublic), nextCursor: page.nextCursor }, 200);
+  });
+
+  app.openapi(searchKnowledge, async (c) => {
+    const { query, limit } = c.req.valid("json");
+    return c.json({ results: await retriever.search(c.get("workspaceId"), query, limit) }, 200);
+  });
+
+  app.openapi(getSource, async (c) => {
+    const item = await sources.get(c.get("workspaceId"), c.req.valid("param").id);
+    return c.json(toPublic(item), 200);
+  });
+
+  app.openapi(patchSource, async (c) => {
+    const { enabled } = c.req.valid("json");
+    const item = await sources.setEnabled(c.get("workspaceId"), c.req.valid("param").id, enabled);
+    return c.json(toPublic(item), 200);
+  });
+
+  app.openapi(reindexSource, async (c) => {
+    const item = await sources.reindex(c.get("workspaceId"), c.req.valid("param").id);
+    return c.json({ id: item.id, status: "indexing" as const }, 200);
+  });
+
+  app.openapi(deleteSource, async (c) => {
+    await sources.delete(c.get("workspaceId"), c.req.valid("param").id);
+    return c.body(null, 204);
+  });
+
+  return app;
+}

@@ -1,0 +1,173 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import {
+  booleanParam,
+  commonErrors,
+  cursorParam,
+  jsonBody,
+  jsonResponse,
+  limitParam,
+} from "../http/schemas.js";
+
+export const SourceSchema = z
+  .object({
+    id: z.string().openapi({ example: "kb_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
+    type: z.enum(["text", "url", "file"]),
+    name: z.string(),
+    source_url_or_path: z.string().nullable(),
+    status: z.enum(["indexing", "indexed", "failed"]),
+    chunk_count: z.number().int(),
+    enabled: z.union([z.literal(0), z.literal(1)]),
+    created_at: z.string().openapi({ format: "date-time" }),
+    indexed_at: z.string().nullable().openapi({ format: "date-time" }),
+    last_error: z.string().nullable(),
+    error_code: z.string().nullable(),
+  })
+  .openapi("KnowledgeSource");
+
+export const CreateSourceBody = z
+  .strictObject({
+    text: z.string().optional().openapi({ description: "Raw text to index (a `text` source)" }),
+    url: z
+      .string()
+      .optional()
+      .openapi({ description: "A public web page to index (a `url` source)" }),
+    name: z.string().trim().min(1).max(200).optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.text !== undefined && body.url !== undefined) {
+      ctx.addIssue({ code: "custom", message: "Give either `text` or `url`, not both", path: [] });
+    } else if (body.text === undefined && body.url === undefined) {
+      ctx.addIssue({ code: "custom", message: "Give `text` or `url`", path: [] });
+    } else if (body.text !== undefined && body.text.trim() === "") {
+      ctx.addIssue({ code: "custom", message: "`text` is empty", path: ["text"] });
+    }
+  })
+  .openapi("CreateKnowledgeSource");
+
+const Accepted = z
+  .object({ id: z.string(), status: z.literal("indexing") })
+  .openapi("IndexingAccepted");
+
+const IdParams = z.object({
+  id: z
+    .string()
+    .openapi({ param: { name: "id", in: "path" }, example: "kb_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
+});
+
+const tags = ["Knowledge"];
+
+export const createSource = createRoute({
+  method: "post",
+  path: "/api/knowledge",
+  tags,
+  summary: "Add a knowledge source",
+  description:
+    "Creates a source from raw `text` (or a `url`) and queues it for indexing. The text limit is `MAX_TEXT_BYTES` (1,000,000 UTF-8 bytes by default); larger text is a 413.",
+  request: { body: jsonBody(CreateSourceBody) },
+  responses: { 200: jsonResponse(Accepted, "Queued for indexing"), ...commonErrors },
+});
+
+export const listSources = createRoute({
+  method: "get",
+  path: "/api/knowledge",
+  tags,
+  summary: "List knowledge sources, newest first",
+  request: {
+    query: z.object({
+      limit: limitParam(50, 100),
+      cursor: cursorParam,
+      status: z.enum(["indexing", "indexed", "failed"]).optional(),
+      enabled: booleanParam
+        .optional()
+        .openapi({ type: "string", enum: ["true", "false", "1", "0"] }),
+      type: z.enum(["text", "url", "file"]).optional(),
+    }),
+  },
+  responses: {
+    200: jsonResponse(
+      z.object({ sources: z.array(SourceSchema), nextCursor: z.string().nullable() }),
+      "One page of sources",
+    ),
+    ...commonErrors,
+  },
+});
+
+export const getSource = createRoute({
+  method: "get",
+  path: "/api/knowledge/{id}",
+  tags,
+  summary: "Get one knowledge source",
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(SourceSchema, "The source"), ...commonErrors },
+});
+
+export const patchSource = createRoute({
+  method: "patch",
+  path: "/api/knowledge/{id}",
+  tags,
+  summary: "Enable or disable a source for grounding",
+  description:
+    "A disabled source leaves search, chat and intel at once; enabling brings it back without reindexing.",
+  request: { params: IdParams, body: jsonBody(z.strictObject({ enabled: z.boolean() })) },
+  responses: { 200: jsonResponse(SourceSchema, "The updated source"), ...commonErrors },
+});
+
+export const reindexSource = createRoute({
+  method: "post",
+  path: "/api/knowledge/{id}/reindex",
+  tags,
+  summary: "Index a source again",
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(Accepted, "Queued for indexing"), ...commonErrors },
+});
+
+export const deleteSource = createRoute({
+  method: "delete",
+  path: "/api/knowledge/{id}",
+  tags,
+  summary: "Delete a source with its chunks and stored content",
+  request: { params: IdParams },
+  responses: { 204: { description: "Deleted" }, ...commonErrors },
+});
+
+export const SearchResultSchema = z
+  .object({
+    source_id: z.string(),
+    chunk_index: z.number().int(),
+    text: z.string(),
+    score: z.number(),
+    source_url_or_path: z.string().nullable(),
+    name: z.string(),
+    heading: z.string().nullable(),
+    page: z.number().int().nullable(),
+  })
+  .openapi("SearchResult");
+
+export const searchKnowledge = createRoute({
+  method: "post",
+  path: "/api/knowledge/search",
+  tags,
+  summary: "Search the enabled, indexed sources",
+  request: {
+    body: jsonBody(
+      z.strictObject({
+        query: z.string().trim().min(1).max(2000),
+        limit: z.number().int().min(1).max(50).default(10),
+      }),
+    ),
+  },
+  responses: {
+    200: jsonResponse(z.object({ results: z.array(SearchResultSchema) }), "Ranked chunks"),
+    ...commonErrors,
+  },
+});
+
+export const knowledgeRoutes = [
+  createSource,
+  listSources,
+  searchKnowledge,
+  getSource,
+  patchSource,
+  reindexSource,
+  deleteSource,
+];

@@ -1,0 +1,224 @@
+import { ApiError, notFound } from "../errors.js";
+import { isId, newId } from "../ids.js";
+import type { Blobs } from "../store/blobs.js";
+import type { Queue } from "../store/queue.js";
+import { type Item, type Page, type Table, wsKey } from "../store/table.js";
+
+export type SourceType = "text" | "url" | "file";
+export type SourceStatus = "indexing" | "indexed" | "failed";
+
+/** A knowledge source as the API shows it (field names from the seed contract). */
+export interface KnowledgeSource {
+  id: string;
+  type: SourceType;
+  name: string;
+  source_url_or_path: string | null;
+  status: SourceStatus;
+  chunk_count: number;
+  enabled: 0 | 1;
+  created_at: string;
+  indexed_at: string | null;
+  last_error: string | null;
+  error_code: string | null;
+}
+
+/** The stored record: the public fields plus what the pipeline needs. */
+export interface SourceItem extends Item, KnowledgeSource {
+  workspaceId: string;
+  /** Bumped by every reindex; a worker only completes the revision it was sent for. */
+  revision: number;
+  /** The raw content (text or uploaded file) in the bucket, when the source has one. */
+  content_key: string | null;
+  /** The chunks of the indexed revision in the bucket. */
+  chunks_key: string | null;
+  content_hash: string | null;
+}
+
+export interface IndexMessage {
+  kind: "index";
+  workspaceId: string;
+  sourceId: string;
+  revision: number;
+}
+
+export const SOURCE_PREFIX = "KB#";
+export const sourceKey = (id: string) => `${SOURCE_PREFIX}${id}`;
+export const sourceBlobPrefix = (workspaceId: string, id: string) => `ws/${workspaceId}/kb/${id}/`;
+
+export function toPublic(item: SourceItem): KnowledgeSource {
+  return {
+    id: item.id,
+    type: item.type,
+    name: item.name,
+    source_url_or_path: item.source_url_or_path,
+    status: item.status,
+    chunk_count: item.chunk_count,
+    enabled: item.enabled,
+    created_at: item.created_at,
+    indexed_at: item.indexed_at,
+    last_error: item.last_error,
+    error_code: item.error_code,
+  };
+}
+
+export interface ListFilter {
+  status?: SourceStatus | undefined;
+  enabled?: 0 | 1 | undefined;
+  type?: SourceType | undefined;
+}
+
+export interface SourceDeps {
+  table: Table;
+  blobs: Blobs;
+  indexQueue: Queue;
+}
+
+/** Knowledge sources of one workspace: records in the table, content and chunks in the bucket. */
+export class Sources {
+  constructor(private readonly deps: SourceDeps) {}
+
+  async get(workspaceId: string, id: string): Promise<SourceItem> {
+    const item = isId("source", id)
+      ? await this.deps.table.get<SourceItem>(wsKey(workspaceId), sourceKey(id))
+      : undefined;
+    if (!item) throw notFound("knowledge source", id);
+    return item;
+  }
+
+  /** Records a new source and queues its indexing. */
+  async create(
+    workspaceId: string,
+    fields: Pick<KnowledgeSource, "type" | "name" | "source_url_or_path"> & {
+      id?: string;
+      content_key?: string | null;
+    },
+  ): Promise<SourceItem> {
+    const id = fields.id ?? newId("source");
+    const item: SourceItem = {
+      pk: wsKey(workspaceId),
+      sk: sourceKey(id),
+      workspaceId,
+      id,
+      type: fields.type,
+      name: fields.name,
+      source_url_or_path: fields.source_url_or_path,
+      status: "indexing",
+      chunk_count: 0,
+      enabled: 1,
+      created_at: new Date().toISOString(),
+      indexed_at: null,
+      last_error: null,
+      error_code: null,
+      revision: 1,
+      content_key: fields.content_key ?? null,
+      chunks_key: null,
+      content_hash: null,
+    };
+    if (!(await this.deps.table.create(item))) {
+      throw new ApiError(409, "conflict", `A knowledge source with id ${id} exists already`);
+    }
+    return this.enqueue(item);
+  }
+
+  /** Stores raw text in the bucket, then records the source. */
+  async createText(workspaceId: string, text: string, name: string): Promise<SourceItem> {
+    const id = newId("source");
+    const contentKey = `${sourceBlobPrefix(workspaceId, id)}content.txt`;
+    await this.deps.blobs.put(contentKey, text, "text/plain; charset=utf-8");
+    return this.create(workspaceId, {
+      id,
+      type: "text",
+      name,
+      source_url_or_path: null,
+      content_key: contentKey,
+    });
+  }
+
+  async list(
+    workspaceId: string,
+    filter: ListFilter,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<SourceItem>> {
+    const conditions: string[] = [];
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    for (const [field, value] of Object.entries(filter)) {
+      if (value === undefined) continue;
+      names[`#${field}`] = field;
+      values[`:${field}`] = value;
+      conditions.push(`#${field} = :${field}`);
+    }
+    return this.deps.table.page<SourceItem>({
+      pk: wsKey(workspaceId),
+      skPrefix: SOURCE_PREFIX,
+      limit,
+      cursor,
+      newestFirst: true,
+      ...(conditions.length > 0
+        ? { filter: { expression: conditions.join(" AND "), names, values } }
+        : {}),
+    });
+  }
+
+  async setEnabled(workspaceId: string, id: string, enabled: boolean): Promise<SourceItem> {
+    await this.get(workspaceId, id);
+    const item = await this.deps.table.update<SourceItem>(wsKey(workspaceId), sourceKey(id), {
+      enabled: enabled ? 1 : 0,
+    });
+    if (!item) throw notFound("knowledge source", id);
+    return item;
+  }
+
+  /** Puts the source back to `indexing` under a new revision; older messages become stale. */
+  async reindex(workspaceId: string, id: string): Promise<SourceItem> {
+    const current = await this.get(workspaceId, id);
+    const item = await this.deps.table.update<SourceItem>(
+      wsKey(workspaceId),
+      sourceKey(id),
+      { status: "indexing", revision: current.revision + 1, last_error: null, error_code: null },
+      { expression: "revision = :seen", values: { ":seen": current.revision } },
+    );
+    if (!item) {
+      // Deleted, or reindexed by a concurrent request: re-read to tell which.
+      return this.reindex(workspaceId, id);
+    }
+    return this.enqueue(item);
+  }
+
+  /** Removes the record first, then its blobs: a late worker finds no record and cleans up after itself. */
+  async delete(workspaceId: string, id: string): Promise<void> {
+    const deleted =
+      isId("source", id) && (await this.deps.table.delete(wsKey(workspaceId), sourceKey(id)));
+    if (!deleted) throw notFound("knowledge source", id);
+    await this.deps.blobs.deletePrefix(sourceBlobPrefix(workspaceId, id));
+  }
+
+  private async enqueue(item: SourceItem): Promise<SourceItem> {
+    const message: IndexMessage = {
+      kind: "index",
+      workspaceId: item.workspaceId,
+      sourceId: item.id,
+      revision: item.revision,
+    };
+    try {
+      await this.deps.indexQueue.send(message);
+      return item;
+    } catch {
+      const failed = await this.deps.table.update<SourceItem>(
+        item.pk,
+        item.sk,
+        {
+          status: "failed",
+          error_code: "enqueue_failed",
+          last_error: "Indexing could not be queued; reindex the source to try again",
+        },
+        { expression: "revision = :rev", values: { ":rev": item.revision } },
+      );
+      throw new ApiError(503, "service_unavailable", "Indexing could not be queued; try again", {
+        id: item.id,
+        status: failed?.status ?? item.status,
+      });
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { mkdir, mkdtemp } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  ResourceNotFoundException,
+} from "@aws-sdk/client-dynamodb";
+import dynalite from "dynalite";
+import S3rver from "s3rver";
+import { TABLE_KEY } from "../store/schema.js";
+
+export interface Emulator {
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+/** A DynamoDB-compatible server (dynalite) on loopback; kept in `dir`, or in memory without one. */
+export async function startDynamo(dir?: string): Promise<Emulator> {
+  if (dir) await mkdir(dir, { recursive: true });
+  const server = dynalite({
+    ...(dir ? { path: dir } : {}),
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** An S3-compatible server (s3rver) on loopback, keeping objects as files under `dir`. */
+export async function startS3(dir?: string, buckets: string[] = []): Promise<Emulator> {
+  const directory = dir ?? (await mkdtemp(join(tmpdir(), "s3rver-")));
+  await mkdir(directory, { recursive: true });
+  const server = new S3rver({
+    address: "127.0.0.1",
+    port: 0,
+    directory,
+    silent: true,
+    vhostBuckets: false,
+    configureBuckets: buckets.map((name) => ({ name })),
+  });
+  const { port } = await server.run();
+  return { endpoint: `http://127.0.0.1:${port}`, close: () => server.close() };
+}
+
+/** Creates the service's table unless it exists (same keys as the CDK stack, on-demand). */
+export async function ensureTable(client: DynamoDBClient, name: string): Promise<void> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: name }));
+    return;
+  } catch (err) {
+    if (!(err instanceof ResourceNotFoundException)) throw err;
+  }
+  await client.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: "PAY_PER_REQUEST",
+      AttributeDefinitions: [
+        { AttributeName: TABLE_KEY.partitionKey, AttributeType: "S" },
+        { AttributeName: TABLE_KEY.sortKey, AttributeType: "S" },
+      ],
+      KeySchema: [
+        { AttributeName: TABLE_KEY.partitionKey, KeyType: "HASH" },
+        { AttributeName: TABLE_KEY.sortKey, KeyType: "RANGE" },
+      ],
+    }),
+  );
+}

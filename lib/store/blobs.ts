@@ -1,0 +1,88 @@
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  NotFound,
+  PutObjectCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
+
+/** Objects of the service's one bucket. Every key starts with `ws/{workspaceId}/`. */
+export class Blobs {
+  constructor(
+    readonly s3: S3Client,
+    readonly bucket: string,
+  ) {}
+
+  async put(key: string, body: string | Uint8Array, contentType: string): Promise<void> {
+    await this.s3.send(
+      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }),
+    );
+  }
+
+  async putJson(key: string, value: unknown): Promise<void> {
+    await this.put(key, JSON.stringify(value), "application/json");
+  }
+
+  /** The object's bytes, or undefined when there is no such object. */
+  async get(key: string): Promise<Uint8Array | undefined> {
+    try {
+      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return res.Body ? await res.Body.transformToByteArray() : new Uint8Array();
+    } catch (err) {
+      if (err instanceof NoSuchKey) return undefined;
+      throw err;
+    }
+  }
+
+  async getText(key: string): Promise<string | undefined> {
+    const bytes = await this.get(key);
+    return bytes && new TextDecoder().decode(bytes);
+  }
+
+  async getJson<T>(key: string): Promise<T | undefined> {
+    const text = await this.getText(key);
+    return text === undefined ? undefined : (JSON.parse(text) as T);
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return true;
+    } catch (err) {
+      if (err instanceof NotFound || (err as { name?: string }).name === "NotFound") return false;
+      throw err;
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const res = await this.s3.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      for (const obj of res.Contents ?? []) if (obj.Key) keys.push(obj.Key);
+      token = res.IsTruncated ? res.NextContinuationToken : undefined;
+    } while (token);
+    return keys;
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 1000) {
+      const batch = keys.slice(i, i + 1000);
+      await this.s3.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+        }),
+      );
+    }
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    await this.delete(await this.list(prefix));
+  }
+}

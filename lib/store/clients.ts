@@ -1,0 +1,31 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { S3Client } from "@aws-sdk/client-s3";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { Config } from "../config.js";
+import { Blobs } from "./blobs.js";
+import { Queue } from "./queue.js";
+import { Table } from "./table.js";
+
+export interface Stores {
+  table: Table;
+  blobs: Blobs;
+  indexQueue: Queue;
+}
+
+/**
+ * The AWS SDK clients for a configuration. Endpoints come from the SDK's own variables
+ * (AWS_ENDPOINT_URL_DYNAMODB, _S3, _SQS), which is how the local runtime points them at emulators.
+ */
+export function createStores(config: Config): Stores {
+  const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  const s3 = new S3Client({ forcePathStyle: config.S3_FORCE_PATH_STYLE });
+  const sqs = new SQSClient({});
+  return {
+    table: new Table(dynamo, config.TABLE_NAME),
+    blobs: new Blobs(s3, config.BUCKET_NAME),
+    indexQueue: new Queue(sqs, config.INDEX_QUEUE_URL),
+  };
+}

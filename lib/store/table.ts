@@ -1,0 +1,197 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { ApiError } from "../errors.js";
+
+export type Item = Record<string, unknown> & { pk: string; sk: string };
+
+/** Partition key of everything a workspace owns: tenant data never shares a partition. */
+export const wsKey = (workspaceId: string) => `WS#${workspaceId}`;
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface PageQuery {
+  pk: string;
+  skPrefix: string;
+  limit: number;
+  cursor?: string | undefined;
+  /** Keeps only matching items; applied before the page is cut, so pages stay full. */
+  filter?: { expression: string; names: Record<string, string>; values: Record<string, unknown> };
+  newestFirst?: boolean;
+}
+
+/** Cursors name the sort key of the last item returned, never a partition: they cannot cross tenants. */
+function decodeCursor(cursor: string, skPrefix: string): string {
+  try {
+    const sk = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+    if (typeof sk === "string" && sk.startsWith(skPrefix)) return sk;
+  } catch {
+    // falls through to the error below
+  }
+  throw new ApiError(400, "invalid_cursor", "The cursor is not one this list returned");
+}
+
+const encodeCursor = (sk: string) => Buffer.from(JSON.stringify(sk), "utf8").toString("base64url");
+
+export const isConditionFailure = (err: unknown) => err instanceof ConditionalCheckFailedException;
+
+/** The service's single DynamoDB table (pk/sk strings, on-demand). */
+export class Table {
+  constructor(
+    readonly doc: DynamoDBDocumentClient,
+    readonly name: string,
+  ) {}
+
+  async get<T extends Item>(pk: string, sk: string, consistent = true): Promise<T | undefined> {
+    const res = await this.doc.send(
+      new GetCommand({ TableName: this.name, Key: { pk, sk }, ConsistentRead: consistent }),
+    );
+    return res.Item as T | undefined;
+  }
+
+  /** Writes a new item; false when one with the same key exists already. */
+  async create(item: Item): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.name,
+          Item: item,
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  async put(item: Item): Promise<void> {
+    await this.doc.send(new PutCommand({ TableName: this.name, Item: item }));
+  }
+
+  /**
+   * Sets attributes of an existing item, under an optional extra condition.
+   * Answers the updated item, or undefined when the item is gone or the condition failed.
+   */
+  async update<T extends Item>(
+    pk: string,
+    sk: string,
+    set: Record<string, unknown>,
+    condition?: { expression: string; values: Record<string, unknown> },
+  ): Promise<T | undefined> {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ...condition?.values };
+    const parts = Object.entries(set).map(([field, value], i) => {
+      names[`#f${i}`] = field;
+      values[`:v${i}`] = value;
+      return `#f${i} = :v${i}`;
+    });
+    try {
+      const res = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.name,
+          Key: { pk, sk },
+          UpdateExpression: `SET ${parts.join(", ")}`,
+          ConditionExpression: ["attribute_exists(pk)", condition?.expression]
+            .filter(Boolean)
+            .join(" AND "),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return res.Attributes as T;
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Deletes an item; false when there was none. */
+  async delete(pk: string, sk: string): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new DeleteCommand({
+          TableName: this.name,
+          Key: { pk, sk },
+          ConditionExpression: "attribute_exists(pk)",
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  /** One page of a partition's items whose sort key starts with a prefix. */
+  async page<T extends Item>(q: PageQuery): Promise<Page<T>> {
+    const items: T[] = [];
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, q.skPrefix);
+    let startKey: Record<string, unknown> | undefined = after ? { pk: q.pk, sk: after } : undefined;
+    // One more than asked tells whether a next page exists.
+    while (items.length <= q.limit) {
+      const input: QueryCommandInput = {
+        TableName: this.name,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": q.pk, ":prefix": q.skPrefix, ...q.filter?.values },
+        ScanIndexForward: !q.newestFirst,
+        ExclusiveStartKey: startKey,
+        Limit: Math.max(q.limit + 1 - items.length, q.filter ? 100 : 1),
+      };
+      if (q.filter) {
+        input.FilterExpression = q.filter.expression;
+        input.ExpressionAttributeNames = q.filter.names;
+      }
+      const res = await this.doc.send(new QueryCommand(input));
+      items.push(...((res.Items ?? []) as T[]));
+      startKey = res.LastEvaluatedKey;
+      if (!startKey) break;
+    }
+    const pageItems = items.slice(0, q.limit);
+    const last = pageItems.at(-1);
+    return {
+      items: pageItems,
+      nextCursor: items.length > q.limit && last ? encodeCursor(last.sk) : null,
+    };
+  }
+
+  /** Every item of a partition under a prefix, with only the named attributes. */
+  async all<T extends Item>(pk: string, skPrefix: string, attributes?: string[]): Promise<T[]> {
+    const items: T[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    const names = attributes
+      ? Object.fromEntries(attributes.map((a, i) => [`#a${i}`, a]))
+      : undefined;
+    do {
+      const res = await this.doc.send(
+        new QueryCommand({
+          TableName: this.name,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+          ExpressionAttributeValues: { ":pk": pk, ":prefix": skPrefix },
+          ExclusiveStartKey: startKey,
+          ...(names
+            ? {
+                ProjectionExpression: Object.keys(names).join(", "),
+                ExpressionAttributeNames: names,
+              }
+            : {}),
+        }),
+      );
+      items.push(...((res.Items ?? []) as T[]));
+      startKey = res.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+}
