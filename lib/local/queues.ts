@@ -119,6 +119,17 @@ export class LocalQueues {
     return `${this.endpoint}/000000000000/${name}`;
   }
 
+  /** Declares a queue; its messages wait until a consumer is attached. */
+  create(name: string): string {
+    this.queue(name);
+    return this.url(name);
+  }
+
+  /** Bodies of the messages waiting or in flight, oldest first. */
+  pending(name: string): string[] {
+    return this.queue(name).pending.map((m) => m.body);
+  }
+
   /** Delivers a queue's messages to a worker handler. */
   consume(
     name: string,

@@ -1,0 +1,16 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: "forks",
+    env: {
+      POWERTOOLS_LOG_LEVEL: "SILENT",
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: "S3RVER",
+      AWS_SECRET_ACCESS_KEY: "S3RVER",
+    },
+  },
+});
