@@ -13,6 +13,11 @@ export type ErrorCode =
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
+  | "quota_exceeded"
+  | "brand_profile_missing"
+  | "llm_unavailable"
+  | "llm_error"
+  | "upstream_timeout"
   | "internal_error"
   | "service_unavailable";
 
