@@ -8,6 +8,7 @@ export default defineConfig({
     pool: "forks",
     env: {
       POWERTOOLS_LOG_LEVEL: "SILENT",
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
       AWS_REGION: "us-east-1",
       AWS_ACCESS_KEY_ID: "S3RVER",
       AWS_SECRET_ACCESS_KEY: "S3RVER",

@@ -2,6 +2,9 @@ import { z } from "zod";
 import { logger } from "../log.js";
 import { startLocal } from "./runtime.js";
 
+// The Lambdas run Node 22; locally Node 20 is supported, so the SDK's upgrade notice is noise here.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
 const env = z
   .object({
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),

@@ -1,7 +1,9 @@
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { serve } from "@hono/node-server";
 import type { SQSHandler } from "aws-lambda";
+import { apiFunctions, QUEUES, queueUrlVariable, queueWorkers } from "../../functions/manifest.js";
 import { KeyStore } from "../auth/keys.js";
 import { loadConfig, MAX_RECEIVE_COUNT } from "../config.js";
 import { createStores } from "../store/clients.js";
@@ -25,10 +27,26 @@ export interface LocalRuntime {
   workspaceId: string;
   newKey?: string | undefined;
   queues: LocalQueues;
+  keys: KeyStore;
   close(): Promise<void>;
 }
 
-const TABLE_NAME = "kb-intel";
+/** A Lambda SQS handler as the queue driver calls it (promise style, no callback). */
+const asyncHandler =
+  (handler: SQSHandler): SqsHandler =>
+  async (event, context) =>
+    (await handler(event, context, () => undefined)) ?? undefined;
+
+export const TABLE_NAME = "kb-intel";
+export const RUNTIME_FILE = "runtime.json";
+
+/** What a running local runtime tells other local processes (the keys CLI). */
+export interface RuntimeState {
+  pid: number;
+  dynamoEndpoint: string;
+  tableName: string;
+}
+
 const BUCKET_NAME = "kb-intel";
 
 /**
@@ -57,25 +75,24 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     TABLE_NAME,
     BUCKET_NAME,
     S3_FORCE_PATH_STYLE: "true",
-    INDEX_QUEUE_URL: queues.url("index"),
+    ...Object.fromEntries(QUEUES.map((queue) => [queueUrlVariable(queue), queues.create(queue)])),
   });
   await ensureTable(new DynamoDBClient({}), TABLE_NAME);
 
-  const [knowledgeApi, docsApi, indexWorker] = await Promise.all([
-    import("../../functions/knowledge-api.js"),
-    import("../../functions/docs-api.js"),
-    import("../../functions/index-worker.js"),
-  ]);
-  const worker =
-    (handler: SQSHandler): SqsHandler =>
-    async (event, context) =>
-      (await handler(event, context, () => undefined)) ?? undefined;
-  queues.consume("index", worker(indexWorker.handler));
+  const apps = await Promise.all(apiFunctions.map(async (fn) => (await fn.load()).app));
+  for (const worker of queueWorkers) {
+    const { handler } = await worker.load();
+    queues.consume(worker.queue, asyncHandler(handler), {
+      batchSize: worker.batchSize,
+      concurrency: Math.min(worker.maxConcurrency, 2),
+    });
+  }
 
   const { table } = createStores(loadConfig());
-  const defaults = await ensureDefaultWorkspace(table, new KeyStore(table, 0), options.apiKey);
+  const keys = new KeyStore(table, 0);
+  const defaults = await ensureDefaultWorkspace(table, keys, options.apiKey);
 
-  const gateway = localGateway([knowledgeApi.app, docsApi.app]);
+  const gateway = localGateway(apps);
   const server = serve({ fetch: gateway.fetch, port: options.port, hostname: options.host });
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
@@ -83,14 +100,26 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
+  const stateFile = options.dataDir ? join(options.dataDir, RUNTIME_FILE) : undefined;
+  if (stateFile) {
+    // Lets `npm run keys` reach the table while this process holds the database open.
+    const state: RuntimeState = {
+      pid: process.pid,
+      dynamoEndpoint: dynamo.endpoint,
+      tableName: TABLE_NAME,
+    };
+    await writeFile(stateFile, JSON.stringify(state));
+  }
 
   return {
     url: `http://${options.host}:${port}`,
     workspaceId: defaults.workspaceId,
     newKey: defaults.newKey,
     queues,
+    keys,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (stateFile) await rm(stateFile, { force: true });
       await queues.close();
       await Promise.all([dynamo.close(), s3.close()]);
     },

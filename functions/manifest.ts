@@ -1,0 +1,81 @@
+import type { RouteConfig } from "@hono/zod-openapi";
+import type { SQSHandler } from "aws-lambda";
+import type { ServiceApp } from "../lib/http/app.js";
+import { knowledgeRoutes } from "../lib/knowledge/routes.js";
+
+/**
+ * Every Lambda function of the service, in one list that both the CDK stack and the local
+ * runtime read: the stack creates a function, its routes, queue and grants from each entry,
+ * and the local runtime mounts the same modules and feeds the same workers.
+ */
+
+/** The SQS queues; each has a dead-letter queue and its URL in `{NAME}_QUEUE_URL`. */
+export const QUEUES = ["index"] as const;
+export type QueueName = (typeof QUEUES)[number];
+
+export const queueUrlVariable = (queue: QueueName) => `${queue.toUpperCase()}_QUEUE_URL`;
+
+/** What a function may touch; the stack turns it into least-privilege grants. */
+export interface Access {
+  table?: "read" | "readWrite";
+  bucket?: "read" | "readWrite";
+  sends?: QueueName[];
+}
+
+export interface ApiFunction {
+  name: string;
+  /** Path of the entry file, relative to the repository root. */
+  entry: string;
+  routes: RouteConfig[];
+  access: Access;
+  load(): Promise<{ app: ServiceApp }>;
+}
+
+export interface QueueWorker {
+  name: string;
+  entry: string;
+  queue: QueueName;
+  batchSize: number;
+  /** Concurrent executions the event source may drive (bounds load on sites and stores). */
+  maxConcurrency: number;
+  timeoutSeconds: number;
+  memoryMb: number;
+  access: Access;
+  /** Packages installed beside the bundle instead of bundled (ones that read files at run time). */
+  nodeModules?: string[];
+  load(): Promise<{ handler: SQSHandler }>;
+}
+
+export const apiFunctions: ApiFunction[] = [
+  {
+    name: "knowledge-api",
+    entry: "functions/knowledge-api.ts",
+    routes: knowledgeRoutes,
+    access: { table: "readWrite", bucket: "readWrite", sends: ["index"] },
+    load: () => import("./knowledge-api.js"),
+  },
+  {
+    name: "docs-api",
+    entry: "functions/docs-api.ts",
+    routes: [
+      { method: "get", path: "/openapi.json", responses: {} },
+      { method: "get", path: "/docs", responses: {} },
+    ],
+    access: {},
+    load: () => import("./docs-api.js"),
+  },
+];
+
+export const queueWorkers: QueueWorker[] = [
+  {
+    name: "index-worker",
+    entry: "functions/index-worker.ts",
+    queue: "index",
+    batchSize: 5,
+    maxConcurrency: 10,
+    timeoutSeconds: 120,
+    memoryMb: 1024,
+    access: { table: "readWrite", bucket: "readWrite" },
+    load: () => import("./index-worker.js"),
+  },
+];

@@ -1,0 +1,11 @@
+import { join } from "node:path";
+import { App } from "aws-cdk-lib";
+import { bundleAll, REPO_ROOT } from "./bundle.js";
+import { KbIntelStack } from "./stack.js";
+
+const bundles = await bundleAll(join(REPO_ROOT, "cdk.out", "bundles"));
+const app = new App();
+new KbIntelStack(app, "KbIntel", {
+  bundles,
+  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+});
