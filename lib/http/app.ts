@@ -73,6 +73,24 @@ export function methodsForPath(app: OpenAPIHono<AppEnv>): (path: string) => Set<
   };
 }
 
+const ACCEPTED_MEDIA_TYPES = /^(application\/json|multipart\/form-data)\s*(;|$)/i;
+
+/** A request body in any media type the API does not read is a 415, not a confusing 400. */
+const acceptedMediaTypes: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const hasBody =
+    Number(c.req.header("content-length") ?? 0) > 0 ||
+    c.req.header("transfer-encoding") !== undefined;
+  const type = c.req.header("content-type") ?? "";
+  if (hasBody && !ACCEPTED_MEDIA_TYPES.test(type)) {
+    throw new ApiError(
+      415,
+      "unsupported_media_type",
+      `Send the body as application/json${type ? `, not ${type.split(";")[0]}` : ""}`,
+    );
+  }
+  await next();
+};
+
 export interface ServiceOptions {
   /** Guards every `/api/*` route. */
   authenticate: MiddlewareHandler<AppEnv>;
@@ -103,6 +121,7 @@ export function createServiceApp({ authenticate, modules }: ServiceOptions) {
   });
   app.use("/api/*", authenticate);
   app.use("/api/*", bodyLimit({ maxSize: DEFAULT_BODY_LIMIT }));
+  app.use("/api/*", acceptedMediaTypes);
   for (const module of modules) app.route("/", module);
 
   const allowedMethods = methodsForPath(app);

@@ -1,0 +1,169 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * The local runtime as a user starts it (`npm start`'s command), spoken to over HTTP, stopped and
+ * started again on the same data directory.
+ */
+
+const API_KEY = "e2e-test-key-0123456789abcdef";
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+async function start(dataDir: string): Promise<Running> {
+  const child = spawn("node_modules/.bin/tsx", ["lib/local/main.ts"], {
+    env: { ...process.env, PORT: "0", DATA_DIR: dataDir, API_KEY, POWERTOOLS_LOG_LEVEL: "INFO" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL printed:\n${output}`)), 30_000);
+    const check = () => {
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on("data", check);
+    child.once("exit", (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+  });
+  return { child, url, output: () => output };
+}
+
+async function stop(running: Running): Promise<void> {
+  const exited = new Promise((resolve) => running.child.once("exit", resolve));
+  running.child.kill("SIGTERM");
+  await exited;
+}
+
+let dataDir: string;
+let server: Running;
+
+const call = (path: string, init: RequestInit & { json?: unknown } = {}) => {
+  const { json, ...rest } = init;
+  return fetch(`${server.url}${path}`, {
+    ...rest,
+    headers: {
+      authorization: `Bearer ${API_KEY}`,
+      ...(json !== undefined ? { "content-type": "application/json" } : {}),
+    },
+    ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+  });
+};
+
+interface Source {
+  id: string;
+  status: string;
+  enabled: number;
+  chunk_count: number;
+  indexed_at: string | null;
+}
+
+async function waitFor(id: string, status: string): Promise<Source> {
+  for (let i = 0; i < 200; i++) {
+    const source = (await (await call(`/api/knowledge/${id}`)).json()) as Source;
+    if (source.status === status) return source;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${id} never became ${status}`);
+}
+
+const search = async (query: string) =>
+  (
+    (await (await call("/api/knowledge/search", { method: "POST", json: { query } })).json()) as {
+      results: Array<{ source_id: string; text: string }>;
+    }
+  ).results;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), "kb-e2e-"));
+  server = await start(dataDir);
+}, 60_000);
+afterAll(async () => {
+  if (server.child.exitCode === null) await stop(server);
+});
+
+describe("the local runtime, end to end", () => {
+  const ids: Record<string, string> = {};
+
+  it("adds text sources and indexes them", async () => {
+    const texts = {
+      pricing: "# Pricing\nThe Growth plan costs $99 per month and includes unlimited seats.",
+      team: "# Team\nOur marketing team of twelve works from Lisbon and Berlin.",
+      launch: "# Launch\nThe spring launch targets mid-market SaaS companies in Europe.",
+    };
+    for (const [name, text] of Object.entries(texts)) {
+      const res = await call("/api/knowledge", { method: "POST", json: { text, name } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { id: string; status: string };
+      expect(body).toEqual({ id: expect.stringMatching(/^kb_/), status: "indexing" });
+      ids[name] = body.id;
+    }
+    for (const id of Object.values(ids)) {
+      const source = await waitFor(id, "indexed");
+      expect(source.chunk_count).toBeGreaterThan(0);
+      expect(source.indexed_at).not.toBeNull();
+    }
+  });
+
+  it("searches, and a disabled source leaves results until enabled again", async () => {
+    expect((await search("growth plan price"))[0]?.source_id).toBe(ids.pricing);
+    const patched = await call(`/api/knowledge/${ids.pricing}`, {
+      method: "PATCH",
+      json: { enabled: false },
+    });
+    expect(((await patched.json()) as Source).enabled).toBe(0);
+    expect((await search("growth plan price")).map((r) => r.source_id)).not.toContain(ids.pricing);
+    await call(`/api/knowledge/${ids.pricing}`, { method: "PATCH", json: { enabled: true } });
+    expect((await search("growth plan price"))[0]?.source_id).toBe(ids.pricing);
+  });
+
+  it("reindexes and deletes; a second delete is a 404", async () => {
+    const reindexed = await call(`/api/knowledge/${ids.team}/reindex`, { method: "POST" });
+    expect(await reindexed.json()).toEqual({ id: ids.team, status: "indexing" });
+    await waitFor(ids.team as string, "indexed");
+
+    expect((await call(`/api/knowledge/${ids.launch}`, { method: "DELETE" })).status).toBe(204);
+    expect((await call(`/api/knowledge/${ids.launch}`, { method: "DELETE" })).status).toBe(404);
+    expect((await search("spring launch")).map((r) => r.source_id)).not.toContain(ids.launch);
+  });
+
+  it("logs each request as a JSON line carrying the request id it answered with", async () => {
+    const res = await call("/api/knowledge?limit=1");
+    const requestId = res.headers.get("x-request-id");
+    expect(requestId).toBeTruthy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const line = server
+      .output()
+      .split("\n")
+      .find((l) => l.includes(`"requestId":"${requestId}"`));
+    expect(line && JSON.parse(line)).toMatchObject({
+      level: "INFO",
+      path: "/api/knowledge",
+      status: 200,
+    });
+  });
+
+  it("keeps everything across a restart on the same data directory", async () => {
+    await stop(server);
+    server = await start(dataDir);
+    const list = (await (await call("/api/knowledge")).json()) as { sources: Source[] };
+    expect(list.sources.map((s) => s.id).sort()).toEqual([ids.pricing, ids.team].sort());
+    expect(list.sources.every((s) => s.status === "indexed")).toBe(true);
+    expect((await search("marketing team Lisbon"))[0]?.source_id).toBe(ids.team);
+  }, 60_000);
+});

@@ -1,0 +1,207 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
+
+let rt: TestRuntime;
+let sourceId: string;
+
+beforeAll(async () => {
+  rt = await startTestRuntime();
+  const res = await rt.call("/api/knowledge", {
+    method: "POST",
+    json: { text: "Hello pricing world" },
+  });
+  sourceId = ((await res.json()) as { id: string }).id;
+});
+afterAll(() => rt.close());
+
+/** Every knowledge route, with a valid body where it takes one. */
+const routes = (id: string): Array<[string, string, unknown?]> => [
+  ["POST", "/api/knowledge", { text: "x" }],
+  ["GET", "/api/knowledge"],
+  ["GET", `/api/knowledge/${id}`],
+  ["PATCH", `/api/knowledge/${id}`, { enabled: false }],
+  ["POST", `/api/knowledge/${id}/reindex`],
+  ["DELETE", `/api/knowledge/${id}`],
+  ["POST", "/api/knowledge/search", { query: "pricing" }],
+];
+
+const UNAUTHORIZED = {
+  error: {
+    code: "unauthorized",
+    message: "A valid API key is required: Authorization: Bearer <key>",
+  },
+};
+
+describe("auth", () => {
+  it("answers the same 401 to missing, empty, malformed, unknown and misplaced keys on every route", async () => {
+    const revoked = await rt.runtime.keys.createKey(rt.runtime.workspaceId, "to revoke");
+    await rt.runtime.keys.revokeKey(revoked.info.keyId);
+    const attempts: Array<{ headers?: Record<string, string>; query?: string }> = [
+      {},
+      { headers: { authorization: "" } },
+      { headers: { authorization: "Bearer " } },
+      { headers: { authorization: `Basic ${rt.key}` } },
+      { headers: { authorization: `Bearer ${rt.key} extra` } },
+      { headers: { authorization: "Bearer kbi_unknownunknownunknownunknown" } },
+      { headers: { authorization: `Bearer ${revoked.key}` } },
+      { headers: { "x-api-key": rt.key } },
+      { query: `?api_key=${rt.key}` },
+    ];
+    for (const [method, path, body] of routes(sourceId)) {
+      for (const { headers, query = "" } of attempts) {
+        const res = await rt.call(`${path}${query}`, {
+          method,
+          key: null,
+          ...(headers ? { headers } : {}),
+          ...(body ? { json: body } : {}),
+        });
+        expect(res.status, `${method} ${path} ${JSON.stringify(headers)}${query}`).toBe(401);
+        expect(await res.json()).toEqual(UNAUTHORIZED);
+      }
+    }
+  });
+});
+
+describe("tenancy", () => {
+  it("answers 404 for another workspace's source on every route that takes an id", async () => {
+    for (const [method, path, body] of routes(sourceId).filter(([, p]) => p.includes(sourceId))) {
+      const res = await rt.call(path, {
+        method,
+        key: rt.otherKey,
+        ...(body ? { json: body } : {}),
+      });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(await res.json()).toMatchObject({ error: { code: "not_found" } });
+    }
+    const mine = await rt.call(`/api/knowledge/${sourceId}`);
+    expect(((await mine.json()) as { enabled: number }).enabled).toBe(1);
+  });
+
+  it("keeps lists and search to the caller's workspace", async () => {
+    await rt.runtime.queues.idle();
+    const list = (await (await rt.call("/api/knowledge", { key: rt.otherKey })).json()) as {
+      sources: unknown[];
+    };
+    expect(list.sources).toEqual([]);
+    const search = await rt.call("/api/knowledge/search", {
+      method: "POST",
+      key: rt.otherKey,
+      json: { query: "pricing" },
+    });
+    expect(await search.json()).toEqual({ results: [] });
+  });
+});
+
+describe("bad input", () => {
+  const post = (body: string, type = "application/json") =>
+    rt.call("/api/knowledge", { method: "POST", headers: { "content-type": type }, body });
+
+  it.each([
+    ["malformed JSON", '{"text":', "invalid_json"],
+    ["a JSON array", "[1,2]", "validation_failed"],
+    ["a wrong type", '{"text":5}', "validation_failed"],
+    ["an unknown field", '{"text":"a","color":"red"}', "validation_failed"],
+    ["both url and text", '{"text":"a","url":"https://example.com"}', "validation_failed"],
+    ["neither url nor text", '{"name":"nothing"}', "validation_failed"],
+    ["empty text", '{"text":""}', "validation_failed"],
+    ["whitespace-only text", '{"text":" \\n\\t "}', "validation_failed"],
+  ])("answers 400 to %s", async (_, body, code) => {
+    const res = await post(body);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code } });
+  });
+
+  it("says why a body with both url and text is refused", async () => {
+    const res = await post('{"text":"a","url":"https://example.com"}');
+    const body = (await res.json()) as {
+      error: { details: { issues: Array<{ message: string }> } };
+    };
+    expect(body.error.details.issues.map((i) => i.message)).toContain(
+      "Give either `text` or `url`, not both",
+    );
+  });
+
+  it("answers 413 to text over the documented limit and to bodies over the body limit", async () => {
+    const overText = await post(JSON.stringify({ text: "a".repeat(1_000_001) }));
+    expect(overText.status).toBe(413);
+    expect(await overText.json()).toMatchObject({
+      error: { code: "payload_too_large", details: { limit: 1_000_000 } },
+    });
+    const overBody = await post(JSON.stringify({ text: "a".repeat(3 * 1024 * 1024) }));
+    expect(overBody.status).toBe(413);
+    expect(await overBody.json()).toMatchObject({ error: { code: "payload_too_large" } });
+  });
+
+  it("answers 415 to a body that is not JSON", async () => {
+    const res = await post("text=hello", "application/x-www-form-urlencoded");
+    expect(res.status).toBe(415);
+  });
+
+  it("answers 400 to bad list parameters and bad cursors", async () => {
+    for (const query of [
+      "limit=0",
+      "limit=101",
+      "limit=abc",
+      "enabled=maybe",
+      "status=done",
+      "cursor=%%%",
+    ]) {
+      const res = await rt.call(`/api/knowledge?${query}`);
+      expect(res.status, query).toBe(400);
+    }
+  });
+
+  it("answers 404 to ids of the wrong shape or prefix", async () => {
+    for (const id of [
+      "crawl_01JD3Q8Y5V2N6W3KX9T7M4PZ8R",
+      "kb_nope",
+      "kb_01JD3Q8Y5V2N6W3KX9T7M4PZ8R",
+    ]) {
+      const res = await rt.call(`/api/knowledge/${id}`);
+      expect(res.status, id).toBe(404);
+      expect(await res.json()).toMatchObject({ error: { code: "not_found" } });
+    }
+  });
+
+  it("answers 404 to unknown routes and 405 with Allow to unknown methods", async () => {
+    const unknown = await rt.call("/api/nothing-here");
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: { code: "not_found" } });
+    const wrongMethod = await rt.call(`/api/knowledge/${sourceId}`, { method: "PUT", json: {} });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get("allow")).toBe("DELETE, GET, PATCH");
+    expect(await wrongMethod.json()).toMatchObject({ error: { code: "method_not_allowed" } });
+  });
+
+  it("answers 400 to a patch that is not exactly {enabled: boolean}", async () => {
+    for (const body of [{}, { enabled: "yes" }, { enabled: true, name: "x" }]) {
+      const res = await rt.call(`/api/knowledge/${sourceId}`, { method: "PATCH", json: body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+    }
+  });
+
+  it("answers not_supported to url sources until web sources land", async () => {
+    const res = await rt.call("/api/knowledge", {
+      method: "POST",
+      json: { url: "https://example.com" },
+    });
+    expect(res.status).toBe(400);
+  });
+});
+
+describe("the API reference", () => {
+  it("serves an OpenAPI 3.1 document generated from the route schemas, and a docs page", async () => {
+    const doc = (await (await rt.call("/openapi.json", { key: null })).json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+    };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/api/knowledge", "/api/knowledge/{id}", "/api/knowledge/search"]),
+    );
+    expect(doc.paths["/api/knowledge/{id}"]).toHaveProperty("patch");
+    const page = await rt.call("/docs", { key: null });
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(await page.text()).toContain("openapi.json");
+  });
+});

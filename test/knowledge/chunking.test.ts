@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { chunkText, normalizeText, PAGE_BREAK } from "../../lib/knowledge/chunking.js";
+
+const sentence = (i: number) => `Sentence number ${i} talks about product marketing.`;
+
+describe("normalizeText", () => {
+  it("unifies line ends, drops control characters and collapses blank lines", () => {
+    expect(normalizeText("a\r\nb\u0007c\u200B\n\n\n\nd  \t e")).toBe("a\nbc\n\nd e");
+  });
+});
+
+describe("chunkText", () => {
+  it("keeps short paragraphs of one section together", () => {
+    const chunks = chunkText("First paragraph.\n\nSecond paragraph.", { size: 200, overlap: 0 });
+    expect(chunks).toEqual([
+      { index: 0, text: "First paragraph.\n\nSecond paragraph.", heading: null },
+    ]);
+  });
+
+  it("never crosses a heading and records the heading trail", () => {
+    const text = "# Product\nIntro.\n## Pricing\nPro costs $49.\n## Team\nTwelve people.";
+    const chunks = chunkText(text, { size: 500, overlap: 0 });
+    expect(chunks.map((c) => [c.heading, c.text])).toEqual([
+      ["Product", "Intro."],
+      ["Product > Pricing", "Pro costs $49."],
+      ["Product > Team", "Twelve people."],
+    ]);
+  });
+
+  it("splits long paragraphs at sentence ends and carries whole sentences as overlap", () => {
+    const paragraph = Array.from({ length: 20 }, (_, i) => sentence(i)).join(" ");
+    const chunks = chunkText(paragraph, { size: 200, overlap: 60 });
+    expect(chunks.length).toBeGreaterThan(3);
+    for (const chunk of chunks) {
+      expect(chunk.text.length).toBeLessThanOrEqual(200);
+      expect(chunk.text).toMatch(/^Sentence number \d+ .*\.$/);
+    }
+    // The last sentence of a chunk opens the next one.
+    const lastOfFirst = chunks[0]?.text.split(". ").at(-1)?.replace(/\.$/, "");
+    expect(chunks[1]?.text.startsWith(lastOfFirst ?? "-")).toBe(true);
+  });
+
+  it("cuts a sentence without breaks only when it alone exceeds the size", () => {
+    const chunks = chunkText("x".repeat(450), { size: 200, overlap: 0 });
+    expect(chunks.map((c) => c.text.length)).toEqual([200, 200, 50]);
+  });
+
+  it("numbers pages from form feeds", () => {
+    const text = `Page one text.${PAGE_BREAK}Page two text.${PAGE_BREAK}${PAGE_BREAK}Page four.`;
+    const chunks = chunkText(text, { size: 500, overlap: 0 });
+    expect(chunks.map((c) => [c.page, c.text])).toEqual([
+      [1, "Page one text."],
+      [2, "Page two text."],
+      [4, "Page four."],
+    ]);
+  });
+
+  it("answers nothing for empty text", () => {
+    expect(chunkText("  \n\n ", { size: 100, overlap: 10 })).toEqual([]);
+  });
+});
