@@ -34,7 +34,9 @@ export async function startAws(): Promise<TestAws> {
   const sqs = new SQSClient({ endpoint: sqsEndpoint, region, credentials });
   return {
     table: new Table(
-      DynamoDBDocumentClient.from(dynamoClient, { marshallOptions: { removeUndefinedValues: true } }),
+      DynamoDBDocumentClient.from(dynamoClient, {
+        marshallOptions: { removeUndefinedValues: true },
+      }),
       "test-table",
     ),
     blobs: new Blobs(
