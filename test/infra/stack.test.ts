@@ -10,10 +10,14 @@ import { KbIntelStack } from "../../infra/stack.js";
 import { MAX_RECEIVE_COUNT } from "../../lib/config.js";
 
 let template: Template;
+let bundles: Awaited<ReturnType<typeof bundleAll>>;
 type Resource = { Properties: Record<string, unknown> };
 
+/** Budget for an API function's minified bundle: small bundles keep cold starts short. */
+const API_BUNDLE_BUDGET = 500 * 1024;
+
 beforeAll(async () => {
-  const bundles = await bundleAll(await mkdtemp(join(tmpdir(), "bundles-")), false);
+  bundles = await bundleAll(await mkdtemp(join(tmpdir(), "bundles-")), false);
   template = Template.fromStack(new KbIntelStack(new App(), "Test", { bundles }));
 }, 120_000);
 
@@ -160,4 +164,16 @@ describe("the stack", () => {
     expect(policyOf("index-worker")).not.toMatch(/sqs:SendMessage/);
     expect(policyOf("index-worker")).toMatch(/dynamodb:PutItem/);
   });
+});
+
+describe("the API bundles", () => {
+  it.each(apiFunctions.map((fn) => [fn.name]))(
+    "%s stays under 500 KB minified, without jsdom",
+    (name) => {
+      const bundle = bundles.get(name);
+      expect(bundle?.bytes).toBeGreaterThan(0);
+      expect(bundle?.bytes).toBeLessThan(API_BUNDLE_BUDGET);
+      expect(bundle?.inputs.filter((input) => /node_modules\/jsdom\//.test(input))).toEqual([]);
+    },
+  );
 });
