@@ -1,5 +1,5 @@
 import type { RouteConfig } from "@hono/zod-openapi";
-import type { SQSHandler } from "aws-lambda";
+import type { ScheduledHandler, SQSHandler } from "aws-lambda";
 import type { ServiceApp } from "../lib/http/app.js";
 import { knowledgeRoutes } from "../lib/knowledge/routes.js";
 
@@ -79,3 +79,31 @@ export const queueWorkers: QueueWorker[] = [
     load: () => import("./index-worker.js"),
   },
 ];
+
+export interface ScheduledFunction {
+  name: string;
+  entry: string;
+  /** When it runs: a five-field cron expression in UTC (minute hour day month weekday). */
+  cron: string;
+  /** Environment variable that overrides `cron` (read by the local runtime and at synth). */
+  cronVariable: string;
+  timeoutSeconds: number;
+  access: Access;
+  load(): Promise<{ handler: ScheduledHandler }>;
+}
+
+export const scheduledFunctions: ScheduledFunction[] = [
+  {
+    name: "watchdog",
+    entry: "functions/watchdog.ts",
+    cron: "*/10 * * * *",
+    cronVariable: "WATCHDOG_CRON",
+    timeoutSeconds: 120,
+    access: { table: "readWrite" },
+    load: () => import("./watchdog.js"),
+  },
+];
+
+/** The cron expression a scheduled function runs on, after its override variable. */
+export const cronOf = (fn: ScheduledFunction, env: NodeJS.ProcessEnv = process.env) =>
+  env[fn.cronVariable] ?? fn.cron;

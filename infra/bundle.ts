@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type BuildOptions, build, type Plugin } from "esbuild";
-import { apiFunctions, queueWorkers } from "../functions/manifest.js";
+import { apiFunctions, queueWorkers, scheduledFunctions } from "../functions/manifest.js";
 
 export const REPO_ROOT = join(import.meta.dirname, "..");
 
@@ -109,7 +109,7 @@ export async function bundleAll(
   installNodeModules = true,
 ): Promise<Map<string, BundleResult>> {
   const results = new Map<string, BundleResult>();
-  for (const fn of [...apiFunctions, ...queueWorkers]) {
+  for (const fn of [...apiFunctions, ...queueWorkers, ...scheduledFunctions]) {
     results.set(fn.name, await bundleFunction(fn, outRoot, installNodeModules));
   }
   return results;

@@ -3,6 +3,7 @@ import type { Construct } from "constructs";
 import { apiFunctions } from "../functions/manifest.js";
 import { Api } from "./constructs/api.js";
 import { WorkQueues } from "./constructs/queues.js";
+import { Schedules } from "./constructs/schedules.js";
 import { ServiceFunction } from "./constructs/service-function.js";
 import { Storage } from "./constructs/storage.js";
 import { Workers } from "./constructs/workers.js";
@@ -39,9 +40,13 @@ export class KbIntelStack extends Stack {
     });
     const api = new Api(this, "Http", { functions, throttle: { rateLimit: 100, burstLimit: 200 } });
     new Workers(this, "Workers", { storage, queues, environment, bundleDir });
+    new Schedules(this, "Schedules", { storage, queues, environment, bundleDir });
 
     new CfnOutput(this, "ApiUrl", { value: api.restApi.url });
     new CfnOutput(this, "TableName", { value: storage.table.tableName });
     new CfnOutput(this, "BucketName", { value: storage.bucket.bucketName });
+    for (const [name, dlq] of queues.deadLetterQueues) {
+      new CfnOutput(this, `${name}DeadLetterQueueArn`, { value: dlq.queueArn });
+    }
   }
 }

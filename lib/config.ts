@@ -24,6 +24,8 @@ const schema = z
     CHUNK_OVERLAP: z.coerce.number().int().min(0).default(200),
     /** How long a verified API key stays cached in a warm process, in seconds. */
     KEY_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
+    /** A source still `indexing` after this many minutes is failed by the watchdog. */
+    STALL_MINUTES: positiveInt(90),
   })
   .refine((c) => c.CHUNK_OVERLAP < c.CHUNK_SIZE / 2, {
     message: "CHUNK_OVERLAP must be less than half of CHUNK_SIZE",

@@ -1,11 +1,10 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { KeyStore } from "../auth/keys.js";
 import { ensureTable, startDynamo } from "../local/emulators.js";
-import { RUNTIME_FILE, type RuntimeState, TABLE_NAME } from "../local/runtime.js";
+import { runningRuntime, TABLE_NAME } from "../local/runtime.js";
 import { Table } from "../store/table.js";
 
 // The Lambdas run Node 22; locally Node 20 is supported, so the SDK's upgrade notice is noise here.
@@ -23,15 +22,6 @@ const usage = `Manage workspaces and API keys.
 With TABLE_NAME set, works on that DynamoDB table (AWS credentials and region from the
 environment). Otherwise on the local runtime's data in DATA_DIR (default ./.data).`;
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The configured table: AWS when TABLE_NAME is set, else the local runtime's (running or not). */
 async function openTable(): Promise<{ table: Table; close(): Promise<void> }> {
   const doc = (client: DynamoDBClient) =>
@@ -47,14 +37,10 @@ async function openTable(): Promise<{ table: Table; close(): Promise<void> }> {
     region: "us-east-1",
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
   };
-  try {
-    const state = JSON.parse(await readFile(join(dataDir, RUNTIME_FILE), "utf8")) as RuntimeState;
-    if (isRunning(state.pid)) {
-      const client = new DynamoDBClient({ ...local, endpoint: state.dynamoEndpoint });
-      return { table: new Table(doc(client), state.tableName), close: async () => {} };
-    }
-  } catch {
-    // No runtime is running: open the data directly below.
+  const running = await runningRuntime(dataDir);
+  if (running) {
+    const client = new DynamoDBClient({ ...local, endpoint: running.dynamoEndpoint });
+    return { table: new Table(doc(client), running.tableName), close: async () => {} };
   }
   const dynamo = await startDynamo(join(dataDir, "dynamodb"));
   const client = new DynamoDBClient({ ...local, endpoint: dynamo.endpoint });

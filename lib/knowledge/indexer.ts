@@ -10,6 +10,7 @@ import {
   PAGE_BREAK,
 } from "./chunking.js";
 import {
+  INDEXING_MARKER,
   type IndexMessage,
   type SourceItem,
   type SourceType,
@@ -56,6 +57,27 @@ export interface Delivery {
 }
 
 export type IndexOutcome = "indexed" | "failed" | "skipped";
+
+/** Marks the given revision of a source failed; a newer revision or a deleted source is left alone. */
+export async function failSource(
+  table: Table,
+  source: Pick<SourceItem, "pk" | "sk" | "revision">,
+  code: string,
+  message: string,
+): Promise<boolean> {
+  const failed = await table.update(
+    source.pk,
+    source.sk,
+    { status: "failed", error_code: code, last_error: message },
+    {
+      expression: "revision = :rev AND #status = :indexing",
+      values: { ":rev": source.revision, ":indexing": "indexing" },
+      names: { "#status": "status" },
+    },
+    INDEXING_MARKER,
+  );
+  return failed !== undefined;
+}
 
 /** Reads a text source's stored content. */
 export function textLoader(blobs: Blobs): ContentLoader {
@@ -131,6 +153,7 @@ export class Indexer {
         error_code: null,
       },
       { expression: "revision = :rev", values: { ":rev": source.revision } },
+      INDEXING_MARKER,
     );
     if (!done) {
       // Deleted while we worked: take back what we wrote, so nothing outlives the source.
@@ -143,12 +166,7 @@ export class Indexer {
   }
 
   private async fail(source: SourceItem, code: string, message: string): Promise<IndexOutcome> {
-    await this.deps.table.update(
-      source.pk,
-      source.sk,
-      { status: "failed", error_code: code, last_error: message },
-      { expression: "revision = :rev", values: { ":rev": source.revision } },
-    );
+    await failSource(this.deps.table, source, code, message);
     return "failed";
   }
 }

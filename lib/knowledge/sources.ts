@@ -42,6 +42,18 @@ export interface IndexMessage {
 }
 
 export const SOURCE_PREFIX = "KB#";
+
+/**
+ * While a source is `indexing` it carries these attributes, which place it in the sparse `gsi1`
+ * index under `INDEXING`, sorted by when indexing started: the watchdog finds stalled sources there
+ * without scanning. Finishing, failing or stalling removes them in the same write.
+ */
+export const INDEXING_PARTITION = "INDEXING";
+export const INDEXING_MARKER = ["gsi1pk", "gsi1sk"];
+const indexingMarker = (workspaceId: string, id: string, since: string) => ({
+  gsi1pk: INDEXING_PARTITION,
+  gsi1sk: `${since}#${workspaceId}#${id}`,
+});
 export const sourceKey = (id: string) => `${SOURCE_PREFIX}${id}`;
 export const sourceBlobPrefix = (workspaceId: string, id: string) => `ws/${workspaceId}/kb/${id}/`;
 
@@ -94,6 +106,7 @@ export class Sources {
     },
   ): Promise<SourceItem> {
     const id = fields.id ?? newId("source");
+    const now = new Date().toISOString();
     const item: SourceItem = {
       pk: wsKey(workspaceId),
       sk: sourceKey(id),
@@ -105,7 +118,7 @@ export class Sources {
       status: "indexing",
       chunk_count: 0,
       enabled: 1,
-      created_at: new Date().toISOString(),
+      created_at: now,
       indexed_at: null,
       last_error: null,
       error_code: null,
@@ -113,6 +126,7 @@ export class Sources {
       content_key: fields.content_key ?? null,
       chunks_key: null,
       content_hash: null,
+      ...indexingMarker(workspaceId, id, now),
     };
     if (!(await this.deps.table.create(item))) {
       throw new ApiError(409, "conflict", `A knowledge source with id ${id} exists already`);
@@ -176,7 +190,13 @@ export class Sources {
     const item = await this.deps.table.update<SourceItem>(
       wsKey(workspaceId),
       sourceKey(id),
-      { status: "indexing", revision: current.revision + 1, last_error: null, error_code: null },
+      {
+        status: "indexing",
+        revision: current.revision + 1,
+        last_error: null,
+        error_code: null,
+        ...indexingMarker(workspaceId, id, new Date().toISOString()),
+      },
       { expression: "revision = :seen", values: { ":seen": current.revision } },
     );
     if (!item) {
@@ -214,6 +234,7 @@ export class Sources {
           last_error: "Indexing could not be queued; reindex the source to try again",
         },
         { expression: "revision = :rev", values: { ":rev": item.revision } },
+        INDEXING_MARKER,
       );
       throw new ApiError(503, "service_unavailable", "Indexing could not be queued; try again", {
         id: item.id,

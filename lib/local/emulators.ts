@@ -10,7 +10,7 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import dynalite from "dynalite";
 import S3rver from "s3rver";
-import { TABLE_KEY } from "../store/schema.js";
+import { TABLE_INDEXES, TABLE_KEY } from "../store/schema.js";
 
 export interface Emulator {
   endpoint: string;
@@ -62,13 +62,22 @@ export async function ensureTable(client: DynamoDBClient, name: string): Promise
       TableName: name,
       BillingMode: "PAY_PER_REQUEST",
       AttributeDefinitions: [
-        { AttributeName: TABLE_KEY.partitionKey, AttributeType: "S" },
-        { AttributeName: TABLE_KEY.sortKey, AttributeType: "S" },
-      ],
+        TABLE_KEY.partitionKey,
+        TABLE_KEY.sortKey,
+        ...TABLE_INDEXES.flatMap((i) => [i.partitionKey, i.sortKey]),
+      ].map((AttributeName) => ({ AttributeName, AttributeType: "S" })),
       KeySchema: [
         { AttributeName: TABLE_KEY.partitionKey, KeyType: "HASH" },
         { AttributeName: TABLE_KEY.sortKey, KeyType: "RANGE" },
       ],
+      GlobalSecondaryIndexes: TABLE_INDEXES.map((index) => ({
+        IndexName: index.name,
+        KeySchema: [
+          { AttributeName: index.partitionKey, KeyType: "HASH" },
+          { AttributeName: index.sortKey, KeyType: "RANGE" },
+        ],
+        Projection: { ProjectionType: "ALL" },
+      })),
     }),
   );
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { dirname } from "node:path";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { logger } from "../log.js";
+import { lambdaContext } from "./lambda-context.js";
 
 /**
  * SQS for the local runtime: an endpoint that speaks the SQS JSON protocol (SendMessage,
@@ -46,24 +47,6 @@ export interface LocalQueuesOptions {
 }
 
 const md5 = (text: string) => createHash("md5").update(text).digest("hex");
-
-function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + 15 * 60_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: "$LATEST",
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: "1024",
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: "local",
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
 
 export class LocalQueues {
   private readonly queues = new Map<string, QueueState>();
@@ -211,14 +194,19 @@ export class LocalQueues {
       QueueUrl?: string;
       MessageBody?: string;
       DelaySeconds?: number;
-      Entries?: unknown[];
+      Entries?: Array<{ Id: string; MessageBody: string; DelaySeconds?: number }>;
+      SourceArn?: string;
     };
     try {
       input = JSON.parse(raw);
     } catch {
       return [400, { __type: "com.amazonaws.sqs#InvalidRequest", message: "Malformed JSON" }];
     }
-    const name = input.QueueUrl?.split("/").pop() ?? "";
+    // Queues are named by URL, dead-letter queues by ARN (`…:{queue}-dlq`).
+    const name =
+      action === "StartMessageMoveTask"
+        ? (input.SourceArn?.split(":").pop() ?? "").replace(/-dlq$/, "")
+        : (input.QueueUrl?.split("/").pop() ?? "");
     if (!this.queues.has(name)) {
       return [400, { __type: "com.amazonaws.sqs#QueueDoesNotExist", message: `No queue ${name}` }];
     }
@@ -227,22 +215,17 @@ export class LocalQueues {
       return [200, { MessageId: messageId, MD5OfMessageBody: md5(input.MessageBody) }];
     }
     if (action === "SendMessageBatch" && Array.isArray(input.Entries)) {
-      const entries = input.Entries as Array<{
-        Id: string;
-        MessageBody: string;
-        DelaySeconds?: number;
-      }>;
-      return [
-        200,
-        {
-          Successful: entries.map((e) => ({
-            Id: e.Id,
-            MessageId: this.send(name, e.MessageBody, e.DelaySeconds ?? 0),
-            MD5OfMessageBody: md5(e.MessageBody),
-          })),
-          Failed: [],
-        },
-      ];
+      const successful = input.Entries.map((e) => ({
+        Id: e.Id,
+        MessageId: this.send(name, e.MessageBody, e.DelaySeconds ?? 0),
+        MD5OfMessageBody: md5(e.MessageBody),
+      }));
+      return [200, { Successful: successful, Failed: [] }];
+    }
+    if (action === "StartMessageMoveTask") {
+      const moved = this.redrive(name);
+      logger.info("dead letters redriven", { queue: name, moved });
+      return [200, { TaskHandle: randomUUID() }];
     }
     return [
       400,
@@ -251,6 +234,11 @@ export class LocalQueues {
         message: `${action} is not supported locally`,
       },
     ];
+  }
+
+  /** The ARN the local SQS endpoint gives a queue's dead-letter queue. */
+  deadLetterArn(name: string): string {
+    return `arn:aws:sqs:${this.options.region ?? "us-east-1"}:000000000000:${name}-dlq`;
   }
 
   private changed() {

@@ -1,9 +1,16 @@
-import { rm, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { serve } from "@hono/node-server";
 import type { SQSHandler } from "aws-lambda";
-import { apiFunctions, QUEUES, queueUrlVariable, queueWorkers } from "../../functions/manifest.js";
+import {
+  apiFunctions,
+  cronOf,
+  QUEUES,
+  queueUrlVariable,
+  queueWorkers,
+  scheduledFunctions,
+} from "../../functions/manifest.js";
 import { KeyStore } from "../auth/keys.js";
 import { loadConfig, MAX_RECEIVE_COUNT } from "../config.js";
 import { createStores } from "../store/clients.js";
@@ -11,6 +18,7 @@ import { ensureDefaultWorkspace } from "./bootstrap.js";
 import { ensureTable, startDynamo, startS3 } from "./emulators.js";
 import { localGateway } from "./gateway.js";
 import { LocalQueues, type SqsHandler } from "./queues.js";
+import { LocalScheduler } from "./scheduler.js";
 
 export interface LocalOptions {
   port: number;
@@ -44,7 +52,19 @@ export const RUNTIME_FILE = "runtime.json";
 export interface RuntimeState {
   pid: number;
   dynamoEndpoint: string;
+  sqsEndpoint: string;
   tableName: string;
+}
+
+/** The state of the local runtime running on `dataDir`, or undefined when none is running. */
+export async function runningRuntime(dataDir: string): Promise<RuntimeState | undefined> {
+  try {
+    const state = JSON.parse(await readFile(join(dataDir, RUNTIME_FILE), "utf8")) as RuntimeState;
+    process.kill(state.pid, 0);
+    return state;
+  } catch {
+    return undefined;
+  }
 }
 
 const BUCKET_NAME = "kb-intel";
@@ -80,6 +100,9 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   await ensureTable(new DynamoDBClient({}), TABLE_NAME);
 
   const apps = await Promise.all(apiFunctions.map(async (fn) => (await fn.load()).app));
+  const scheduler = new LocalScheduler();
+  for (const fn of scheduledFunctions)
+    scheduler.add(fn.name, cronOf(fn), (await fn.load()).handler);
   for (const worker of queueWorkers) {
     const { handler } = await worker.load();
     queues.consume(worker.queue, asyncHandler(handler), {
@@ -102,10 +125,11 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   const port = typeof address === "object" && address ? address.port : options.port;
   const stateFile = options.dataDir ? join(options.dataDir, RUNTIME_FILE) : undefined;
   if (stateFile) {
-    // Lets `npm run keys` reach the table while this process holds the database open.
+    // Lets `npm run keys` and `npm run redrive` reach this process's table and queues.
     const state: RuntimeState = {
       pid: process.pid,
       dynamoEndpoint: dynamo.endpoint,
+      sqsEndpoint,
       tableName: TABLE_NAME,
     };
     await writeFile(stateFile, JSON.stringify(state));
@@ -118,6 +142,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     queues,
     keys,
     async close() {
+      scheduler.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       if (stateFile) await rm(stateFile, { force: true });
       await queues.close();

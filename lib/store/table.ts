@@ -9,6 +9,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { ApiError } from "../errors.js";
+import { type IndexName, TABLE_INDEXES } from "./schema.js";
 
 export type Item = Record<string, unknown> & { pk: string; sk: string };
 
@@ -42,6 +43,13 @@ function decodeCursor(cursor: string, skPrefix: string): string {
 }
 
 const encodeCursor = (sk: string) => Buffer.from(JSON.stringify(sk), "utf8").toString("base64url");
+
+/** An extra condition for a write; `names` maps `#placeholders` to attribute names. */
+export interface Condition {
+  expression: string;
+  values: Record<string, unknown>;
+  names?: Record<string, string>;
+}
 
 export const isConditionFailure = (err: unknown) => err instanceof ConditionalCheckFailedException;
 
@@ -88,26 +96,35 @@ export class Table {
     pk: string,
     sk: string,
     set: Record<string, unknown>,
-    condition?: { expression: string; values: Record<string, unknown> },
+    condition?: Condition,
+    remove: string[] = [],
   ): Promise<T | undefined> {
-    const names: Record<string, string> = {};
+    const names: Record<string, string> = { ...condition?.names };
     const values: Record<string, unknown> = { ...condition?.values };
     const parts = Object.entries(set).map(([field, value], i) => {
       names[`#f${i}`] = field;
       values[`:v${i}`] = value;
       return `#f${i} = :v${i}`;
     });
+    const removed = remove.map((field, i) => {
+      names[`#r${i}`] = field;
+      return `#r${i}`;
+    });
+    const expression = [
+      parts.length > 0 ? `SET ${parts.join(", ")}` : "",
+      removed.length > 0 ? `REMOVE ${removed.join(", ")}` : "",
+    ].join(" ");
     try {
       const res = await this.doc.send(
         new UpdateCommand({
           TableName: this.name,
           Key: { pk, sk },
-          UpdateExpression: `SET ${parts.join(", ")}`,
+          UpdateExpression: expression.trim(),
           ConditionExpression: ["attribute_exists(pk)", condition?.expression]
             .filter(Boolean)
             .join(" AND "),
           ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
+          ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
           ReturnValues: "ALL_NEW",
         }),
       );
@@ -165,6 +182,28 @@ export class Table {
       items: pageItems,
       nextCursor: items.length > q.limit && last ? encodeCursor(last.sk) : null,
     };
+  }
+
+  /** Items of a global secondary index partition whose sort key is below `before`, oldest first. */
+  async queryIndex<T extends Item>(
+    index: IndexName,
+    partition: string,
+    before: string,
+    limit = 100,
+  ): Promise<T[]> {
+    const keys = TABLE_INDEXES.find((i) => i.name === index);
+    if (!keys) throw new Error(`No index ${index}`);
+    const res = await this.doc.send(
+      new QueryCommand({
+        TableName: this.name,
+        IndexName: index,
+        KeyConditionExpression: "#pk = :pk AND #sk < :before",
+        ExpressionAttributeNames: { "#pk": keys.partitionKey, "#sk": keys.sortKey },
+        ExpressionAttributeValues: { ":pk": partition, ":before": before },
+        Limit: limit,
+      }),
+    );
+    return (res.Items ?? []) as T[];
   }
 
   /** Every item of a partition under a prefix, with only the named attributes. */

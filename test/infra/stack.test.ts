@@ -4,8 +4,14 @@ import { join } from "node:path";
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { apiFunctions, QUEUES, queueWorkers } from "../../functions/manifest.js";
+import {
+  apiFunctions,
+  QUEUES,
+  queueWorkers,
+  scheduledFunctions,
+} from "../../functions/manifest.js";
 import { bundleAll } from "../../infra/bundle.js";
+import { eventBridgeCron } from "../../infra/constructs/schedules.js";
 import { KbIntelStack } from "../../infra/stack.js";
 import { MAX_RECEIVE_COUNT } from "../../lib/config.js";
 
@@ -76,7 +82,9 @@ describe("the stack", () => {
   it("runs every function on Node.js 22, arm64, traced", () => {
     const functions = template.findResources("AWS::Lambda::Function") as Record<string, Resource>;
     const ours = Object.values(functions).filter((f) => f.Properties.Handler === "index.handler");
-    expect(ours).toHaveLength(apiFunctions.length + queueWorkers.length);
+    expect(ours).toHaveLength(
+      apiFunctions.length + queueWorkers.length + scheduledFunctions.length,
+    );
     for (const fn of ours) {
       expect(fn.Properties).toMatchObject({
         Runtime: "nodejs22.x",
@@ -148,6 +156,15 @@ describe("the stack", () => {
     }
   });
 
+  it("runs each scheduled function on an EventBridge rule", () => {
+    for (const fn of scheduledFunctions) {
+      template.hasResourceProperties("AWS::Events::Rule", {
+        ScheduleExpression: eventBridgeCron(fn.cron),
+        Targets: [Match.objectLike({ Arn: { "Fn::GetAtt": [functionId(fn.name), "Arn"] } })],
+      });
+    }
+  });
+
   it("grants each function only what the manifest lists", () => {
     const policies = Object.values(
       template.findResources("AWS::IAM::Policy") as Record<string, Resource>,
@@ -176,4 +193,15 @@ describe("the API bundles", () => {
       expect(bundle?.inputs.filter((input) => /node_modules\/jsdom\//.test(input))).toEqual([]);
     },
   );
+});
+
+describe("eventBridgeCron", () => {
+  it.each([
+    ["*/10 * * * *", "cron(0/10 * * * ? *)"],
+    ["0 3 * * *", "cron(0 3 * * ? *)"],
+    ["30 6 * * 1-5", "cron(30 6 ? * 2-6 *)"],
+    ["0 0 1 * *", "cron(0 0 1 * ? *)"],
+  ])("turns %s into %s", (cron, expected) => {
+    expect(eventBridgeCron(cron)).toBe(expected);
+  });
 });

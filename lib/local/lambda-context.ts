@@ -1,0 +1,21 @@
+import { randomUUID } from "node:crypto";
+import type { Context } from "aws-lambda";
+
+/** A Lambda context for handlers the local runtime invokes, with a 15-minute deadline. */
+export function lambdaContext(functionName: string): Context {
+  const deadline = Date.now() + 15 * 60_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: "$LATEST",
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: "1024",
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: "local",
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
