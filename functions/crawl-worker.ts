@@ -1,0 +1,30 @@
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import type { SQSHandler } from "aws-lambda";
+import { loadConfig, MAX_RECEIVE_COUNT } from "../lib/config.js";
+import { Crawler, crawlRecordHandler } from "../lib/knowledge/crawler.js";
+import { Sources } from "../lib/knowledge/sources.js";
+import { createStores } from "../lib/store/clients.js";
+import { SafeFetcher } from "../lib/web/fetch.js";
+import { RobotsCache } from "../lib/web/robots.js";
+
+const config = loadConfig();
+const stores = createStores(config);
+const fetcher = new SafeFetcher({ allowPrivate: config.ALLOW_PRIVATE_URLS });
+const crawler = new Crawler({
+  table: stores.table,
+  blobs: stores.blobs,
+  queue: stores.crawlQueue,
+  sources: new Sources(stores),
+  fetcher,
+  robots: new RobotsCache(fetcher),
+  politenessMs: config.CRAWL_POLITENESS_MS,
+  stallMs: config.CRAWL_STALL_SECONDS * 1000,
+  watchSeconds: config.CRAWL_WATCH_SECONDS,
+});
+
+const processor = new BatchProcessor(EventType.SQS);
+const crawlRecord = crawlRecordHandler(crawler, MAX_RECEIVE_COUNT);
+
+/** SQS-triggered: crawls one page per message, and watches running crawls; failures fail alone. */
+export const handler: SQSHandler = async (event, context) =>
+  processPartialResponse(event, crawlRecord, processor, { context });

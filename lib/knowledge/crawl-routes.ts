@@ -1,0 +1,180 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import {
+  commonErrors,
+  cursorParam,
+  ErrorSchema,
+  jsonBody,
+  jsonResponse,
+  limitParam,
+} from "../http/schemas.js";
+import { MAX_URL_LENGTH } from "../web/url.js";
+
+const DEFAULT_MAX_PAGES = 100;
+const MAX_PAGES_LIMIT = 1000;
+const DEFAULT_MAX_DEPTH = 10;
+const MAX_DEPTH_LIMIT = 50;
+
+const pathPatterns = (description: string) =>
+  z
+    .array(z.string().trim().min(1).max(200).startsWith("/", "Path patterns start with /"))
+    .max(20)
+    .default([])
+    .openapi({ description, example: ["/blog/*"] });
+
+export const StartCrawlBody = z
+  .strictObject({
+    seedUrl: z.string().trim().min(1).max(MAX_URL_LENGTH).openapi({
+      description: "Where the crawl starts; a public http(s) URL",
+      example: "https://example.com/docs/",
+    }),
+    maxPages: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_PAGES_LIMIT)
+      .default(DEFAULT_MAX_PAGES)
+      .openapi({
+        description: `Pages indexed at most (default ${DEFAULT_MAX_PAGES}, at most ${MAX_PAGES_LIMIT}); a larger site ends \`completed\` at the cap`,
+      }),
+    maxDepth: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_DEPTH_LIMIT)
+      .default(DEFAULT_MAX_DEPTH)
+      .openapi({
+        description: `Links followed from the seed at most (default ${DEFAULT_MAX_DEPTH})`,
+      }),
+    includeSubdomains: z
+      .boolean()
+      .default(false)
+      .openapi({ description: "Also crawl subdomains of the seed's host" }),
+    includePaths: pathPatterns(
+      "Crawl only paths matching one of these (instead of the seed's folder); `*` matches anything, a pattern covers everything under it",
+    ),
+    excludePaths: pathPatterns("Never crawl paths matching one of these"),
+  })
+  .openapi("StartCrawl");
+
+const CrawlStatus = z.enum(["indexing", "completed", "failed", "cancelled"]);
+
+export const CrawlSchema = z
+  .object({
+    crawlId: z.string().openapi({ example: "crawl_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
+    seedUrl: z.string(),
+    status: CrawlStatus,
+    maxPages: z.number().int(),
+    maxDepth: z.number().int(),
+    includeSubdomains: z.boolean(),
+    includePaths: z.array(z.string()),
+    excludePaths: z.array(z.string()),
+    pagesDiscovered: z.number().int(),
+    pagesIndexed: z.number().int(),
+    pagesFailed: z.number().int(),
+    pagesSkipped: z.number().int(),
+    startedAt: z.string().openapi({ format: "date-time" }),
+    finishedAt: z.string().nullable().openapi({ format: "date-time" }),
+    lastError: z.string().nullable().openapi({ description: "Why the crawl failed" }),
+  })
+  .openapi("Crawl");
+
+const PageStatus = z.enum(["queued", "indexed", "skipped", "failed"]);
+
+export const CrawlPageSchema = z
+  .object({
+    url: z.string().openapi({ description: "The canonical URL" }),
+    status: PageStatus,
+    reason: z.string().nullable().openapi({
+      description:
+        "Why a page was skipped (robots, filter, trap, duplicate, redirect, non_html, http_error, empty, over_cap, cancelled) or the error code of a failure",
+    }),
+    message: z.string().nullable(),
+    httpStatus: z.number().int().nullable(),
+    depth: z.number().int(),
+    sourceId: z
+      .string()
+      .nullable()
+      .openapi({ description: "The knowledge source of an indexed page" }),
+    discoveredAt: z.string().openapi({ format: "date-time" }),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("CrawlPage");
+
+const CrawlParams = z.object({
+  crawlId: z.string().openapi({
+    param: { name: "crawlId", in: "path" },
+    example: "crawl_01JD3Q8Y5V2N6W3KX9T7M4PZ8R",
+  }),
+});
+
+const tags = ["Knowledge"];
+const conflict = {
+  409: {
+    description: "The crawl has finished already",
+    content: { "application/json": { schema: ErrorSchema } },
+  },
+};
+
+export const startCrawl = createRoute({
+  method: "post",
+  path: "/api/knowledge/crawl",
+  tags,
+  summary: "Crawl a site into the knowledge base",
+  description:
+    "Starts a crawl that stays on the seed's host and folder, reads its sitemap and links, honours robots.txt, and creates one `url` source per indexed page. A non-public or non-http(s) seed is a 400.",
+  request: { body: jsonBody(StartCrawlBody) },
+  responses: {
+    200: jsonResponse(
+      z.object({ crawlId: z.string(), status: z.literal("indexing"), maxPages: z.number().int() }),
+      "The crawl started",
+    ),
+    ...commonErrors,
+  },
+});
+
+export const getCrawl = createRoute({
+  method: "get",
+  path: "/api/knowledge/crawl/{crawlId}",
+  tags,
+  summary: "Progress and outcome of a crawl",
+  request: { params: CrawlParams },
+  responses: { 200: jsonResponse(CrawlSchema, "The crawl"), ...commonErrors },
+});
+
+export const listCrawlPages = createRoute({
+  method: "get",
+  path: "/api/knowledge/crawl/{crawlId}/pages",
+  tags,
+  summary: "What happened to each URL a crawl found",
+  request: {
+    params: CrawlParams,
+    query: z.object({
+      limit: limitParam(50, 200),
+      cursor: cursorParam,
+      status: PageStatus.optional(),
+    }),
+  },
+  responses: {
+    200: jsonResponse(
+      z.object({ pages: z.array(CrawlPageSchema), nextCursor: z.string().nullable() }),
+      "One page of the report",
+    ),
+    ...commonErrors,
+  },
+});
+
+export const cancelCrawl = createRoute({
+  method: "delete",
+  path: "/api/knowledge/crawl/{crawlId}",
+  tags,
+  summary: "Cancel a running crawl",
+  description: "Pages not crawled yet are skipped; sources already created stay.",
+  request: { params: CrawlParams },
+  responses: {
+    200: jsonResponse(CrawlSchema, "The cancelled crawl"),
+    ...commonErrors,
+    ...conflict,
+  },
+});
+
+export const crawlRoutes = [startCrawl, getCrawl, listCrawlPages, cancelCrawl];

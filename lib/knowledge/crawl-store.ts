@@ -1,0 +1,441 @@
+import { createHash } from "node:crypto";
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { mapLimit } from "../async.js";
+import { newId } from "../ids.js";
+import type { Queue } from "../store/queue.js";
+import { type Item, isConditionFailure, type Page, type Table, wsKey } from "../store/table.js";
+
+/**
+ * The state of crawls in the table, all under the workspace's partition:
+ *
+ * - `CRAWL#{crawlId}`: the crawl, its settings and counters, and `slots`, the string set of pages
+ *   that hold one of the `maxPages` index slots. Adding to a set is idempotent and its size can be
+ *   a condition, so "exactly maxPages" survives retries without transactions.
+ * - `CRAWLPAGE#{crawlId}#{pageKey}`: one per discovered URL, created with a conditional put: the
+ *   frontier's deduplication. `pageKey` hashes the canonical URL.
+ * - `CRAWLHASH#{crawlId}#{contentHash}`: first page with some content; later ones are duplicates.
+ * - `CRAWLPATH#{crawlId}#{pathKey}`: how many query variants of one path were taken.
+ * - `CRAWLHOST#{crawlId}#{host}`: the next time the host may be fetched (politeness).
+ *
+ * Counters are bumped after the single-item writes they count; a crash between the two can leave
+ * them short, which the watchdog repairs by recounting the pages.
+ */
+
+export type CrawlStatus = "indexing" | "completed" | "failed" | "cancelled";
+export type PageStatus = "queued" | "indexed" | "skipped" | "failed";
+
+/** Why a page was skipped. Failures carry the fetch or extraction error code instead. */
+export type SkipReason =
+  | "robots"
+  | "filter"
+  | "trap"
+  | "duplicate"
+  | "redirect"
+  | "non_html"
+  | "http_error"
+  | "empty"
+  | "over_cap"
+  | "cancelled";
+
+export interface CrawlSettings {
+  seedUrl: string;
+  maxPages: number;
+  maxDepth: number;
+  includeSubdomains: boolean;
+  includePaths: string[];
+  excludePaths: string[];
+}
+
+export interface CrawlCounts {
+  pagesDiscovered: number;
+  pagesIndexed: number;
+  pagesFailed: number;
+  pagesSkipped: number;
+}
+
+export interface CrawlItem extends Item, CrawlSettings, CrawlCounts {
+  workspaceId: string;
+  crawlId: string;
+  status: CrawlStatus;
+  startedAt: string;
+  finishedAt: string | null;
+  /** Last progress: a page finished or was found. The watchdog reads it. */
+  updatedAt: string;
+  lastError: string | null;
+  slots?: Set<string>;
+  /** How often the watchdog re-sent the messages of stuck pages. */
+  nudges?: number;
+}
+
+export interface CrawlPageItem extends Item {
+  crawlId: string;
+  pageKey: string;
+  /** Canonical URL: what is fetched and what identifies the page. */
+  url: string;
+  depth: number;
+  status: PageStatus;
+  reason: string | null;
+  message: string | null;
+  httpStatus: number | null;
+  /** Assigned when found, so creating the page's source twice is caught as a conflict. */
+  sourceId: string;
+  discoveredAt: string;
+  updatedAt: string;
+}
+
+export type CrawlMessage =
+  | {
+      kind: "crawl-page";
+      workspaceId: string;
+      crawlId: string;
+      pageKey: string;
+      /** Epoch ms of the politeness slot this page already holds. */
+      notBefore?: number | undefined;
+    }
+  | { kind: "crawl-watch"; workspaceId: string; crawlId: string };
+
+export type PageMessage = Extract<CrawlMessage, { kind: "crawl-page" }>;
+
+/** A URL found by a crawl, with the verdict of the scope rules (undefined: to be crawled). */
+export interface Discovery {
+  url: string;
+  depth: number;
+  skip?: { reason: SkipReason; message: string } | undefined;
+}
+
+export interface PageOutcome {
+  status: Exclude<PageStatus, "queued">;
+  reason: string | null;
+  message: string | null;
+  httpStatus?: number | null;
+}
+
+const CRAWL_PREFIX = "CRAWL#";
+export const crawlKey = (crawlId: string) => `${CRAWL_PREFIX}${crawlId}`;
+const pagePrefix = (crawlId: string) => `CRAWLPAGE#${crawlId}#`;
+const hashKey = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 32);
+const pageKeyOf = (url: string) => hashKey(url);
+
+/** Query variants of one path taken at most: calendars and faceted search stop here. */
+const MAX_QUERY_VARIANTS = 20;
+
+/** URLs recorded at most per crawl, so a huge site cannot grow the frontier without end. */
+export const maxDiscovered = (maxPages: number) => Math.min(10 * maxPages + 100, 10_000);
+
+const COUNTER: Record<PageOutcome["status"], keyof CrawlCounts> = {
+  indexed: "pagesIndexed",
+  skipped: "pagesSkipped",
+  failed: "pagesFailed",
+};
+
+export interface CrawlStoreDeps {
+  table: Table;
+  /** The crawl queue: one message per page, plus the watchdog's. */
+  queue: Queue;
+  /** Seconds between two watchdog checks of a running crawl. */
+  watchSeconds: number;
+}
+
+export class CrawlStore {
+  constructor(private readonly deps: CrawlStoreDeps) {}
+
+  getCrawl(workspaceId: string, crawlId: string): Promise<CrawlItem | undefined> {
+    return this.deps.table.get<CrawlItem>(wsKey(workspaceId), crawlKey(crawlId));
+  }
+
+  createCrawl(crawl: CrawlItem): Promise<boolean> {
+    return this.deps.table.create(crawl);
+  }
+
+  getPage(workspaceId: string, crawlId: string, pageKey: string) {
+    return this.deps.table.get<CrawlPageItem>(
+      wsKey(workspaceId),
+      `${pagePrefix(crawlId)}${pageKey}`,
+    );
+  }
+
+  listPages(
+    crawl: CrawlItem,
+    status: PageStatus | undefined,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<CrawlPageItem>> {
+    return this.deps.table.page<CrawlPageItem>({
+      pk: crawl.pk,
+      skPrefix: pagePrefix(crawl.crawlId),
+      limit,
+      cursor,
+      ...(status
+        ? { filter: { expression: "#s = :s", names: { "#s": "status" }, values: { ":s": status } } }
+        : {}),
+    });
+  }
+
+  /**
+   * Records newly found URLs and queues those to crawl. Conditional puts make each URL count once
+   * per crawl however often it is found; counters are bumped before the messages go out, so the
+   * crawl cannot look finished while its new pages wait.
+   */
+  async discover(crawl: CrawlItem, found: Discovery[]): Promise<void> {
+    const room = maxDiscovered(crawl.maxPages) - crawl.pagesDiscovered;
+    const unique = [...new Map(found.map((d) => [d.url, d])).values()].slice(0, Math.max(0, room));
+    const now = new Date().toISOString();
+    const created = (
+      await mapLimit(unique, 8, async (d) => {
+        const page: CrawlPageItem = {
+          pk: crawl.pk,
+          sk: `${pagePrefix(crawl.crawlId)}${pageKeyOf(d.url)}`,
+          crawlId: crawl.crawlId,
+          pageKey: pageKeyOf(d.url),
+          url: d.url,
+          depth: d.depth,
+          status: d.skip ? "skipped" : "queued",
+          reason: d.skip?.reason ?? null,
+          message: d.skip?.message ?? null,
+          httpStatus: null,
+          sourceId: newId("source"),
+          discoveredAt: now,
+          updatedAt: now,
+        };
+        if (!(await this.deps.table.create(page))) return undefined;
+        if (page.status === "queued" && !(await this.takeQueryVariant(crawl, page.url))) {
+          const message = `More than ${MAX_QUERY_VARIANTS} query variants of this path`;
+          await this.settle(page, { status: "skipped", reason: "trap", message });
+          return { ...page, status: "skipped" as const };
+        }
+        return page;
+      })
+    ).filter((p): p is CrawlPageItem => p !== undefined);
+    if (created.length === 0) return;
+
+    const queued = created.filter((p) => p.status === "queued");
+    await this.add(crawl, {
+      pagesDiscovered: created.length,
+      pagesSkipped: created.length - queued.length,
+    });
+    await mapLimit(queued, 8, (page) => this.sendPage(crawl, page.pageKey));
+  }
+
+  sendPage(crawl: CrawlItem, pageKey: string, notBefore?: number): Promise<void> {
+    const message: CrawlMessage = {
+      kind: "crawl-page",
+      workspaceId: crawl.workspaceId,
+      crawlId: crawl.crawlId,
+      pageKey,
+      ...(notBefore === undefined ? {} : { notBefore }),
+    };
+    const wait = notBefore === undefined ? 0 : (notBefore - Date.now()) / 1000;
+    return this.deps.queue.send(message, wait);
+  }
+
+  sendWatch(crawl: CrawlItem): Promise<void> {
+    const message: CrawlMessage = {
+      kind: "crawl-watch",
+      workspaceId: crawl.workspaceId,
+      crawlId: crawl.crawlId,
+    };
+    return this.deps.queue.send(message, this.deps.watchSeconds);
+  }
+
+  /**
+   * Finishes a queued page and counts it, unless it was finished already (a message delivered
+   * twice). Completes the crawl when this page was the last one pending or filled the last slot.
+   */
+  async finishPage(crawl: CrawlItem, page: CrawlPageItem, outcome: PageOutcome): Promise<void> {
+    if (!(await this.settle(page, outcome))) return;
+    const counted = await this.add(crawl, { [COUNTER[outcome.status]]: 1 });
+    if (counted.status === "indexing" && isDone(counted)) {
+      await this.end(counted, "completed", null);
+    }
+  }
+
+  /**
+   * Takes one of the crawl's `maxPages` index slots for a page; idempotent, so a retried page
+   * keeps the slot it took. False when the slots are gone or the crawl stopped.
+   */
+  async takeSlot(crawl: CrawlItem, pageKey: string): Promise<boolean> {
+    const taken = await this.change(crawl, {
+      add: { slots: new Set([pageKey]) },
+      condition:
+        "#status = :indexing AND (attribute_not_exists(slots) OR size(slots) < :max OR contains(slots, :page))",
+      values: { ":page": pageKey, ":max": crawl.maxPages, ":indexing": "indexing" },
+    });
+    return taken !== undefined;
+  }
+
+  /** Claims a content hash for a page: undefined when it is the first, else the URL that has it. */
+  async claimContent(page: CrawlPageItem, contentHash: string): Promise<string | undefined> {
+    const item = {
+      pk: page.pk,
+      sk: `CRAWLHASH#${page.crawlId}#${contentHash}`,
+      pageKey: page.pageKey,
+      url: page.url,
+    };
+    if (await this.deps.table.create(item)) return undefined;
+    const owner = await this.deps.table.get<typeof item>(item.pk, item.sk);
+    return owner && owner.pageKey !== page.pageKey ? owner.url : undefined;
+  }
+
+  /**
+   * The start of the next politeness slot of a host: the time this caller may fetch, with the
+   * host's next slot moved `delayMs` later. Slots are handed out in turn by conditional writes.
+   */
+  async claimHostSlot(crawl: CrawlItem, host: string, delayMs: number, now: number) {
+    const key = { pk: crawl.pk, sk: `CRAWLHOST#${crawl.crawlId}#${host}` };
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const current = await this.deps.table.get<Item & { nextAt: number }>(key.pk, key.sk);
+      const slot = Math.max(current?.nextAt ?? 0, now);
+      const claimed = current
+        ? await this.deps.table.update(
+            key.pk,
+            key.sk,
+            { nextAt: slot + delayMs },
+            { expression: "nextAt = :seen", values: { ":seen": current.nextAt } },
+          )
+        : await this.deps.table.create({ ...key, nextAt: slot + delayMs });
+      if (claimed) return slot;
+    }
+    throw new Error(`Too much contention for the politeness slot of ${host}`);
+  }
+
+  /** Moves a running crawl to a final status; undefined when it was not running. */
+  end(
+    crawl: CrawlItem,
+    status: Exclude<CrawlStatus, "indexing">,
+    lastError: string | null,
+    counts?: CrawlCounts,
+  ): Promise<CrawlItem | undefined> {
+    return this.change<CrawlItem>(crawl, {
+      set: { ...counts, status, lastError, finishedAt: new Date().toISOString() },
+      condition: "#status = :indexing",
+      values: { ":indexing": "indexing" },
+    });
+  }
+
+  /** Recounts a crawl from its pages: the truth the counters may have drifted from. */
+  async recount(crawl: CrawlItem): Promise<{ counts: CrawlCounts; queued: CrawlPageItem[] }> {
+    const pages = await this.deps.table.all<CrawlPageItem>(crawl.pk, pagePrefix(crawl.crawlId), [
+      "pk",
+      "sk",
+      "pageKey",
+      "status",
+    ]);
+    const count = (status: PageStatus) => pages.filter((p) => p.status === status).length;
+    return {
+      counts: {
+        pagesDiscovered: pages.length,
+        pagesIndexed: count("indexed"),
+        pagesSkipped: count("skipped"),
+        pagesFailed: count("failed"),
+      },
+      queued: pages.filter((p) => p.status === "queued"),
+    };
+  }
+
+  /** Marks that the watchdog re-sent stuck pages, which also counts as progress. */
+  async nudged(crawl: CrawlItem): Promise<void> {
+    await this.deps.table.update(crawl.pk, crawl.sk, {
+      nudges: (crawl.nudges ?? 0) + 1,
+      updatedAt: new Date().toISOString(),
+    });
+  }
+
+  private async settle(page: CrawlPageItem, outcome: PageOutcome): Promise<boolean> {
+    const done = await this.change(page, {
+      set: {
+        ...outcome,
+        httpStatus: outcome.httpStatus ?? null,
+        updatedAt: new Date().toISOString(),
+      },
+      condition: "#status = :queued",
+      values: { ":queued": "queued" },
+    });
+    return done !== undefined;
+  }
+
+  /** Counts one more query variant of the URL's path; false past the limit. */
+  private async takeQueryVariant(crawl: CrawlItem, href: string): Promise<boolean> {
+    const url = new URL(href);
+    if (!url.search) return true;
+    const key = {
+      pk: crawl.pk,
+      sk: `CRAWLPATH#${crawl.crawlId}#${hashKey(`${url.origin}${url.pathname}`)}`,
+    };
+    const taken = await this.change(key, {
+      add: { variants: 1 },
+      condition: "variants < :max",
+      values: { ":max": MAX_QUERY_VARIANTS },
+      upsert: true,
+    });
+    return taken !== undefined;
+  }
+
+  /** Adds to the crawl's counters and marks progress; answers the crawl as it is now. */
+  private async add(crawl: CrawlItem, counters: Partial<CrawlCounts>): Promise<CrawlItem> {
+    const updated = await this.change<CrawlItem>(crawl, {
+      add: counters,
+      set: { updatedAt: new Date().toISOString() },
+    });
+    if (!updated) throw new Error(`Crawl ${crawl.crawlId} is gone`);
+    return updated;
+  }
+
+  /**
+   * One update with what `Table.update` cannot say: ADD to numbers and sets, and conditions on
+   * `#status` (a reserved word). Undefined when the condition fails; the item must exist unless
+   * `upsert`.
+   */
+  private async change<T extends Item>(
+    key: { pk: string; sk: string },
+    change: {
+      set?: Record<string, unknown>;
+      add?: Record<string, number | Set<string> | undefined>;
+      condition?: string;
+      values?: Record<string, unknown>;
+      upsert?: boolean;
+    },
+  ): Promise<T | undefined> {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ...change.values };
+    const clause = (verb: string, prefix: string, fields: Record<string, unknown> = {}) => {
+      const parts = Object.entries(fields)
+        .filter(([, value]) => value !== undefined && value !== 0)
+        .map(([field, value], i) => {
+          names[`#${prefix}${i}`] = field;
+          values[`:${prefix}${i}`] = value;
+          return verb === "SET"
+            ? `#${prefix}${i} = :${prefix}${i}`
+            : `#${prefix}${i} :${prefix}${i}`;
+        });
+      return parts.length > 0 ? `${verb} ${parts.join(", ")}` : "";
+    };
+    const expression = [clause("SET", "s", change.set), clause("ADD", "a", change.add)].join(" ");
+    if (change.condition?.includes("#status")) names["#status"] = "status";
+    const condition = change.upsert
+      ? change.condition && `(attribute_not_exists(pk) OR ${change.condition})`
+      : ["attribute_exists(pk)", change.condition].filter(Boolean).join(" AND ");
+    try {
+      const res = await this.deps.table.doc.send(
+        new UpdateCommand({
+          TableName: this.deps.table.name,
+          Key: { pk: key.pk, sk: key.sk },
+          UpdateExpression: expression.trim(),
+          ConditionExpression: condition,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return res.Attributes as T;
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  }
+}
+
+/** Every slot filled, or every page found has finished. */
+function isDone(crawl: CrawlCounts & { maxPages: number }): boolean {
+  const finished = crawl.pagesIndexed + crawl.pagesSkipped + crawl.pagesFailed;
+  return crawl.pagesIndexed >= crawl.maxPages || finished >= crawl.pagesDiscovered;
+}

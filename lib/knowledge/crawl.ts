@@ -1,0 +1,153 @@
+import { ApiError, notFound } from "../errors.js";
+import { isId, newId } from "../ids.js";
+import type { Page } from "../store/table.js";
+import { wsKey } from "../store/table.js";
+import {
+  type CrawlItem,
+  type CrawlPageItem,
+  type CrawlSettings,
+  CrawlStore,
+  type CrawlStoreDeps,
+  crawlKey,
+  type PageStatus,
+} from "./crawl-store.js";
+
+/** Seconds between watchdog checks of a running crawl. */
+export const DEFAULT_WATCH_SECONDS = 300;
+
+/** A crawl as the API shows it (camelCase, per the seed contract). */
+export interface PublicCrawl extends CrawlSettings {
+  crawlId: string;
+  status: CrawlItem["status"];
+  pagesDiscovered: number;
+  pagesIndexed: number;
+  pagesFailed: number;
+  pagesSkipped: number;
+  startedAt: string;
+  finishedAt: string | null;
+  lastError: string | null;
+}
+
+export interface PublicCrawlPage {
+  url: string;
+  status: PageStatus;
+  reason: string | null;
+  message: string | null;
+  httpStatus: number | null;
+  depth: number;
+  sourceId: string | null;
+  discoveredAt: string;
+  updatedAt: string;
+}
+
+export function toPublicCrawl(item: CrawlItem): PublicCrawl {
+  return {
+    crawlId: item.crawlId,
+    seedUrl: item.seedUrl,
+    status: item.status,
+    maxPages: item.maxPages,
+    maxDepth: item.maxDepth,
+    includeSubdomains: item.includeSubdomains,
+    includePaths: item.includePaths,
+    excludePaths: item.excludePaths,
+    pagesDiscovered: item.pagesDiscovered,
+    pagesIndexed: item.pagesIndexed,
+    pagesFailed: item.pagesFailed,
+    pagesSkipped: item.pagesSkipped,
+    startedAt: item.startedAt,
+    finishedAt: item.finishedAt,
+    lastError: item.lastError,
+  };
+}
+
+export function toPublicPage(item: CrawlPageItem): PublicCrawlPage {
+  return {
+    url: item.url,
+    status: item.status,
+    reason: item.reason,
+    message: item.message,
+    httpStatus: item.httpStatus,
+    depth: item.depth,
+    sourceId: item.status === "indexed" ? item.sourceId : null,
+    discoveredAt: item.discoveredAt,
+    updatedAt: item.updatedAt,
+  };
+}
+
+/** Site crawls of one workspace, as the API starts, reads and cancels them. */
+export class Crawls {
+  private readonly store: CrawlStore;
+
+  constructor(deps: Omit<CrawlStoreDeps, "watchSeconds"> & { watchSeconds?: number }) {
+    this.store = new CrawlStore({ watchSeconds: DEFAULT_WATCH_SECONDS, ...deps });
+  }
+
+  /** Records a crawl and queues its seed page and its watchdog. `seedUrl` is canonical and checked. */
+  async start(workspaceId: string, settings: CrawlSettings): Promise<CrawlItem> {
+    const crawlId = newId("crawl");
+    const now = new Date().toISOString();
+    const crawl: CrawlItem = {
+      pk: wsKey(workspaceId),
+      sk: crawlKey(crawlId),
+      workspaceId,
+      crawlId,
+      ...settings,
+      status: "indexing",
+      pagesDiscovered: 0,
+      pagesIndexed: 0,
+      pagesFailed: 0,
+      pagesSkipped: 0,
+      startedAt: now,
+      finishedAt: null,
+      updatedAt: now,
+      lastError: null,
+    };
+    await this.store.createCrawl(crawl);
+    try {
+      await this.store.discover(crawl, [{ url: settings.seedUrl, depth: 0 }]);
+      await this.store.sendWatch(crawl);
+    } catch {
+      await this.store.end(crawl, "failed", "The crawl could not be queued; start it again");
+      throw new ApiError(503, "service_unavailable", "The crawl could not be queued; try again", {
+        crawlId,
+      });
+    }
+    return crawl;
+  }
+
+  async get(workspaceId: string, crawlId: string): Promise<CrawlItem> {
+    const crawl = isId("crawl", crawlId)
+      ? await this.store.getCrawl(workspaceId, crawlId)
+      : undefined;
+    if (!crawl) throw notFound("crawl", crawlId);
+    return crawl;
+  }
+
+  /** The per-URL report, in a stable order, optionally of one status. */
+  async pages(
+    workspaceId: string,
+    crawlId: string,
+    status: PageStatus | undefined,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<CrawlPageItem>> {
+    return this.store.listPages(await this.get(workspaceId, crawlId), status, limit, cursor);
+  }
+
+  /**
+   * Stops a running crawl: pages still queued are skipped as `cancelled`; sources already created
+   * stay. Cancelling a cancelled crawl answers it as it is; a finished one is a conflict.
+   */
+  async cancel(workspaceId: string, crawlId: string): Promise<CrawlItem> {
+    const crawl = await this.get(workspaceId, crawlId);
+    const ended =
+      crawl.status === "indexing" ? await this.store.end(crawl, "cancelled", null) : undefined;
+    const now = ended ?? (await this.get(workspaceId, crawlId));
+    if (now.status !== "cancelled") {
+      throw new ApiError(409, "conflict", `The crawl has ${now.status} already`, {
+        status: now.status,
+      });
+    }
+    return now;
+  }
+}

@@ -1,0 +1,355 @@
+import { createHash } from "node:crypto";
+import type { SQSRecord } from "aws-lambda";
+import { z } from "zod";
+import { mapLimit } from "../async.js";
+import { ApiError } from "../errors.js";
+import { logger } from "../log.js";
+import type { Blobs } from "../store/blobs.js";
+import type { Queue } from "../store/queue.js";
+import { type Table, wsKey } from "../store/table.js";
+import { decodeText, PAGE_KINDS } from "../web/content-type.js";
+import { FetchError } from "../web/errors.js";
+import { type ExtractedPage, ExtractionError, extractPage } from "../web/extract.js";
+import type { FetchResult, SafeFetcher } from "../web/fetch.js";
+import type { RobotsCache, RobotsRules } from "../web/robots.js";
+import { readSitemaps } from "../web/sitemap.js";
+import { canonicalUrl } from "../web/url.js";
+import { CrawlScope } from "./crawl-scope.js";
+import {
+  type CrawlItem,
+  type CrawlMessage,
+  type CrawlPageItem,
+  CrawlStore,
+  type Discovery,
+  maxDiscovered,
+  type PageMessage,
+  type PageOutcome,
+  type SkipReason,
+} from "./crawl-store.js";
+import type { Delivery } from "./indexer.js";
+import { type Sources, sourceBlobPrefix, sourceKey } from "./sources.js";
+
+/**
+ * The crawl worker's logic: one page per message. A page is fetched (politely, robots.txt
+ * allowing), its links and, for the seed, the sitemaps feed the frontier, and a page worth
+ * indexing takes a slot and becomes a `url` source whose content is the Markdown just extracted.
+ * Watch messages check that a running crawl still makes progress. Every step is safe to repeat.
+ */
+
+export interface CrawlerDeps {
+  table: Table;
+  blobs: Blobs;
+  /** The crawl queue. */
+  queue: Queue;
+  sources: Sources;
+  fetcher: SafeFetcher;
+  robots: RobotsCache;
+  /** Pause between two requests to one host, unless robots.txt asks for a longer one. */
+  politenessMs: number;
+  /** A running crawl without progress for this long is stalled. */
+  stallMs: number;
+  /** Seconds between watchdog checks. */
+  watchSeconds: number;
+  /** The watchdog's clock; tests move it forward instead of waiting. */
+  now?: () => number;
+}
+
+export type CrawlOutcome = PageOutcome["status"] | "deferred" | "repeated" | "gone" | WatchOutcome;
+type WatchOutcome = "watching" | "nudged" | "completed" | "stalled";
+
+/** Longest robots.txt `Crawl-delay` honoured; a larger one would stall the crawl. */
+const MAX_CRAWL_DELAY_MS = 30_000;
+/** Politeness waits up to this long in the worker; longer ones go back to the queue. */
+const MAX_INLINE_WAIT_MS = 2_000;
+/** Redirects to the same canonical page (`/docs` to `/docs/`) followed within one message. */
+const MAX_SAME_PAGE_REDIRECTS = 5;
+
+const CrawlMessageSchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("crawl-page"),
+    workspaceId: z.string(),
+    crawlId: z.string(),
+    pageKey: z.string(),
+    notBefore: z.number().optional(),
+  }),
+  z.object({ kind: z.literal("crawl-watch"), workspaceId: z.string(), crawlId: z.string() }),
+]);
+
+const skipped = (reason: SkipReason, message: string): PageOutcome => ({
+  status: "skipped",
+  reason,
+  message,
+});
+
+function fetchOutcome(err: FetchError): PageOutcome {
+  if (err.code === "http_error") {
+    return { ...skipped("http_error", err.message), httpStatus: err.status ?? null };
+  }
+  if (err.code === "unsupported_content_type") return skipped("non_html", err.message);
+  return { status: "failed", reason: err.code, message: err.message };
+}
+
+const SCOPE_MESSAGES = {
+  filter: "Outside the crawl's paths (seed folder, includePaths, excludePaths)",
+  trap: "Looks like a crawler trap (repeated path segments, too many parameters, too long)",
+} as const;
+
+export class Crawler {
+  private readonly store: CrawlStore;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: CrawlerDeps) {
+    this.store = new CrawlStore(deps);
+    this.now = deps.now ?? Date.now;
+  }
+
+  handle(message: CrawlMessage, delivery: Delivery): Promise<CrawlOutcome> {
+    return message.kind === "crawl-watch" ? this.watch(message) : this.page(message, delivery);
+  }
+
+  private async page(message: PageMessage, delivery: Delivery): Promise<CrawlOutcome> {
+    const { workspaceId, crawlId, pageKey } = message;
+    const crawl = await this.store.getCrawl(workspaceId, crawlId);
+    const page = crawl && (await this.store.getPage(workspaceId, crawlId, pageKey));
+    if (!crawl || !page) return "gone";
+    if (page.status !== "queued") return "repeated";
+    try {
+      const outcome = await this.crawlPage(crawl, page, message);
+      if (outcome === "deferred") return outcome;
+      await this.store.finishPage(crawl, page, outcome);
+      return outcome.status;
+    } catch (err) {
+      if (delivery.receiveCount >= delivery.maxReceiveCount) {
+        // The message goes to the dead-letter queue; the page must not hold the crawl open.
+        logger.error("crawling a page failed on its last delivery", { crawlId, error: err });
+        await this.store.finishPage(crawl, page, {
+          status: "failed",
+          reason: "internal_error",
+          message: "The page could not be processed",
+        });
+      }
+      throw err;
+    }
+  }
+
+  private async crawlPage(
+    crawl: CrawlItem,
+    page: CrawlPageItem,
+    message: PageMessage,
+  ): Promise<PageOutcome | "deferred"> {
+    if (crawl.status !== "indexing" && !crawl.slots?.has(page.pageKey)) return stopped(crawl);
+    const robots = await this.deps.robots.rules(page.url);
+    if (!robots.isAllowed(page.url)) return skipped("robots", "robots.txt disallows this URL");
+    if (!(await this.awaitTurn(crawl, page, message, robots))) return "deferred";
+    const scope = new CrawlScope(crawl);
+    if (page.depth === 0) {
+      // Read before the seed itself, so a seed that redirects or fails still finds the site.
+      await this.discover(crawl, scope, await this.sitemapUrls(crawl, page.url, robots), 1);
+    }
+
+    let fetched: FetchResult;
+    try {
+      fetched = await this.fetchPage(page.url);
+    } catch (err) {
+      if (err instanceof FetchError) return fetchOutcome(err);
+      throw err;
+    }
+    if (fetched.type === "redirect") {
+      const target = canonicalUrl(fetched.location);
+      if (target) await this.discover(crawl, scope, [target], page.depth + 1);
+      return {
+        ...skipped("redirect", `Redirects to ${fetched.location}`),
+        httpStatus: fetched.status,
+      };
+    }
+
+    let extracted: ExtractedPage;
+    try {
+      extracted = extractPage(fetched.body, fetched.url, { charset: fetched.charset });
+    } catch (err) {
+      if (!(err instanceof ExtractionError)) throw err;
+      if (err.code === "empty_content") return skipped("empty", err.message);
+      return { status: "failed", reason: err.code, message: err.message };
+    }
+    const found = [...extracted.links, ...(extracted.canonical ? [extracted.canonical] : [])];
+    await this.discover(crawl, scope, found, page.depth + 1);
+    return this.index(crawl, page, scope, extracted);
+  }
+
+  /** Whether a fetched page becomes a source, and if so, creates it. */
+  private async index(
+    crawl: CrawlItem,
+    page: CrawlPageItem,
+    scope: CrawlScope,
+    extracted: ExtractedPage,
+  ): Promise<PageOutcome> {
+    if (!extracted.index) return skipped("robots", "The page asks not to be indexed (noindex)");
+    if (!scope.pathAllowed(new URL(page.url).pathname)) {
+      // Only the seed gets here: it is always read for its links.
+      return skipped("filter", SCOPE_MESSAGES.filter);
+    }
+    // A canonical URL the crawl may fetch stands for this page; one it may not is ignored.
+    const canonical = extracted.canonical && new URL(extracted.canonical);
+    if (
+      canonical &&
+      canonical.href !== page.url &&
+      scope.onSite(canonical) &&
+      scope.pathAllowed(canonical.pathname)
+    ) {
+      return skipped("duplicate", `The page names ${canonical.href} as its canonical URL`);
+    }
+    const hash = createHash("sha256").update(extracted.markdown).digest("hex").slice(0, 32);
+    const twin = await this.store.claimContent(page, hash);
+    if (twin) return skipped("duplicate", `Same content as ${twin}`);
+    if (!(await this.store.takeSlot(crawl, page.pageKey))) {
+      const current = await this.store.getCrawl(crawl.workspaceId, crawl.crawlId);
+      return current?.status === "indexing" ? overCap(crawl) : stopped(current);
+    }
+    await this.createSource(crawl, page, extracted);
+    return { status: "indexed", reason: null, message: null };
+  }
+
+  /** The page's source, with the extracted Markdown as its first content (see `urlLoader`). */
+  private async createSource(crawl: CrawlItem, page: CrawlPageItem, extracted: ExtractedPage) {
+    const { workspaceId } = crawl;
+    const contentKey = `${sourceBlobPrefix(workspaceId, page.sourceId)}page.md`;
+    await this.deps.blobs.put(contentKey, extracted.markdown, "text/markdown; charset=utf-8");
+    try {
+      await this.deps.sources.create(workspaceId, {
+        id: page.sourceId,
+        type: "url",
+        name: (extracted.title ?? page.url).slice(0, 200),
+        source_url_or_path: page.url,
+        content_key: contentKey,
+        crawl_id: crawl.crawlId,
+      });
+    } catch (err) {
+      // A conflict means an earlier delivery of this message created it.
+      if (!(err instanceof ApiError && err.status === 409)) throw err;
+    }
+  }
+
+  /** Fetches a page, following only redirects that lead to the same canonical URL. */
+  private async fetchPage(url: string): Promise<FetchResult> {
+    let target = url;
+    for (let hop = 0; ; hop++) {
+      const result = await this.deps.fetcher.fetchOnce(target, { accept: PAGE_KINDS });
+      if (result.type === "content" || hop >= MAX_SAME_PAGE_REDIRECTS) return result;
+      if (canonicalUrl(result.location) !== url) return result;
+      target = result.location;
+    }
+  }
+
+  /**
+   * Waits for this page's politeness slot on its host: in the worker when it is close, otherwise
+   * by sending the message back with a delay (false: the page was deferred).
+   */
+  private async awaitTurn(
+    crawl: CrawlItem,
+    page: CrawlPageItem,
+    message: PageMessage,
+    robots: RobotsRules,
+  ): Promise<boolean> {
+    const delay = Math.min(
+      MAX_CRAWL_DELAY_MS,
+      Math.max(this.deps.politenessMs, robots.crawlDelayMs ?? 0),
+    );
+    if (delay <= 0) return true;
+    const now = Date.now();
+    const slot =
+      message.notBefore ??
+      (await this.store.claimHostSlot(crawl, new URL(page.url).host, delay, now));
+    const wait = slot - now;
+    if (wait > MAX_INLINE_WAIT_MS) {
+      await this.store.sendPage(crawl, page.pageKey, slot);
+      return false;
+    }
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    return true;
+  }
+
+  private discover(crawl: CrawlItem, scope: CrawlScope, urls: string[], depth: number) {
+    const found: Discovery[] = [];
+    for (const url of urls) {
+      const verdict = scope.judge(url, depth);
+      if (verdict === "outside" || verdict === "depth") continue;
+      found.push({
+        url,
+        depth,
+        skip: verdict && { reason: verdict, message: SCOPE_MESSAGES[verdict] },
+      });
+    }
+    return this.store.discover(crawl, found);
+  }
+
+  /** Page URLs of the site's sitemaps: those robots.txt lists, or /sitemap.xml. */
+  private async sitemapUrls(crawl: CrawlItem, seedUrl: string, robots: RobotsRules) {
+    const start =
+      robots.sitemaps.length > 0 ? robots.sitemaps : [`${new URL(seedUrl).origin}/sitemap.xml`];
+    const load = async (url: string) => {
+      try {
+        const res = await this.deps.fetcher.fetch(url, { accept: ["xml", "text"] });
+        return decodeText(res.body, res.charset);
+      } catch (err) {
+        if (err instanceof FetchError) return undefined;
+        throw err;
+      }
+    };
+    const urls = await readSitemaps(start, load, {
+      maxUrls: maxDiscovered(crawl.maxPages),
+      maxFiles: 20,
+      maxDepth: 3,
+    });
+    return urls.map((url) => canonicalUrl(url)).filter((url): url is string => url !== null);
+  }
+
+  /**
+   * The watchdog: a running crawl that made no progress for `stallMs` is recounted from its
+   * pages. Nothing pending means it is done; pages still queued get their messages once more;
+   * if that does not help either, the crawl fails with the reason.
+   */
+  private async watch(message: Extract<CrawlMessage, { kind: "crawl-watch" }>) {
+    const crawl = await this.store.getCrawl(message.workspaceId, message.crawlId);
+    if (crawl?.status !== "indexing") return "gone";
+    const idleMs = this.now() - Date.parse(crawl.updatedAt);
+    if (idleMs < this.deps.stallMs) {
+      await this.store.sendWatch(crawl);
+      return "watching";
+    }
+    const { counts, queued } = await this.store.recount(crawl);
+    if (queued.length === 0) {
+      await this.store.end(crawl, "completed", null, counts);
+      return "completed";
+    }
+    if ((crawl.nudges ?? 0) === 0) {
+      await mapLimit(queued, 8, (page) => this.store.sendPage(crawl, page.pageKey));
+      await this.store.nudged(crawl);
+      await this.store.sendWatch(crawl);
+      return "nudged";
+    }
+    const minutes = Math.round(idleMs / 60_000);
+    const reason = `No progress for ${minutes} minutes; ${queued.length} pages never finished`;
+    await this.store.end(crawl, "failed", reason, counts);
+    return "stalled";
+  }
+}
+
+const overCap = (crawl: CrawlItem) =>
+  skipped("over_cap", `The crawl indexed its maxPages (${crawl.maxPages}) pages`);
+
+/** The outcome of a page whose crawl stopped before it: capped, cancelled or failed. */
+function stopped(crawl: CrawlItem | undefined): PageOutcome {
+  if (crawl?.status === "completed") return overCap(crawl);
+  return skipped("cancelled", `The crawl was ${crawl?.status ?? "deleted"} before this page`);
+}
+
+/** The per-record handler for the crawl queue's SQS batches. */
+export function crawlRecordHandler(crawler: Crawler, maxReceiveCount: number) {
+  return async (record: SQSRecord): Promise<void> => {
+    const message = CrawlMessageSchema.parse(JSON.parse(record.body));
+    await crawler.handle(message, {
+      receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
+      maxReceiveCount,
+    });
+  };
+}

@@ -1,0 +1,305 @@
+import { lookup as dnsLookup } from "node:dns/promises";
+import http, { type IncomingMessage } from "node:http";
+import https from "node:https";
+import type { LookupFunction } from "node:net";
+import { type Transform, Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import zlib from "node:zlib";
+import { blockedRange } from "./address.js";
+import {
+  ALL_KINDS,
+  acceptHeader,
+  type ContentKind,
+  contentKind,
+  parseContentType,
+} from "./content-type.js";
+import { FetchError } from "./errors.js";
+import { checkUrl, privateAllowed, type UrlPolicy } from "./url.js";
+
+/**
+ * The one way the service reaches the web. Each hop is checked statically (`checkUrl`), then every
+ * address its host resolves to is checked inside the connection's own `lookup`, so the address
+ * that is checked is the address that is connected to (no gap for DNS rebinding). Redirects are
+ * followed by hand and each hop is checked again; one deadline covers the whole exchange, and the
+ * body is counted after decompression so a small gzip bomb cannot grow past the cap.
+ */
+
+export const DEFAULT_USER_AGENT = "kb-intel-bot/1.0 (+https://github.com/kb-intel)";
+
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+/** Host name to addresses (A and AAAA); tests inject one to make any name resolve anywhere. */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+export interface FetchPolicy extends UrlPolicy {
+  userAgent?: string;
+  /** Deadline for the whole exchange, redirects and body included. */
+  timeoutMs?: number;
+  /** Largest body, counted after decompression. */
+  maxBytes?: number;
+  maxRedirects?: number;
+  /** Most `Content-Encoding` layers accepted (gzip on gzip is legal, gzip on gzip on... is a bomb). */
+  maxEncodings?: number;
+  resolve?: Resolver;
+}
+
+export interface FetchOptions {
+  /** Content kinds this caller can use; others fail with `unsupported_content_type`. */
+  accept?: readonly ContentKind[];
+  maxBytes?: number;
+  timeoutMs?: number;
+}
+
+export interface FetchedContent {
+  type: "content";
+  /** The URL that answered, after redirects. */
+  url: string;
+  status: number;
+  kind: ContentKind;
+  mime: string;
+  charset: string | undefined;
+  body: Buffer;
+  /** The URLs that redirected, in order. */
+  redirects: string[];
+}
+
+export interface FetchedRedirect {
+  type: "redirect";
+  url: string;
+  status: number;
+  /** The absolute target, not yet checked: the caller decides whether to go there. */
+  location: string;
+}
+
+export type FetchResult = FetchedContent | FetchedRedirect;
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+const DECODERS: Record<string, () => Transform> = {
+  gzip: () => zlib.createGunzip(),
+  "x-gzip": () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+};
+
+const DEFAULTS = {
+  userAgent: DEFAULT_USER_AGENT,
+  timeoutMs: 20_000,
+  maxBytes: 5 * 1024 * 1024,
+  maxRedirects: 5,
+  maxEncodings: 2,
+};
+
+export class SafeFetcher {
+  private readonly policy: Required<Omit<FetchPolicy, "trustedHosts">> & UrlPolicy;
+
+  constructor(policy: FetchPolicy) {
+    this.policy = { ...DEFAULTS, resolve: systemResolver, ...policy };
+  }
+
+  /** Checks a URL statically under this fetcher's policy (see `checkUrl`). */
+  check(input: string | URL): URL {
+    return checkUrl(input, this.policy);
+  }
+
+  /** Fetches a URL, following up to `maxRedirects` redirects. */
+  async fetch(input: string | URL, options: FetchOptions = {}): Promise<FetchedContent> {
+    const signal = AbortSignal.timeout(options.timeoutMs ?? this.policy.timeoutMs);
+    const redirects: string[] = [];
+    let url = this.check(input);
+    for (;;) {
+      const result = await this.hop(url, options, signal);
+      if (result.type === "content") return { ...result, redirects };
+      if (redirects.length >= this.policy.maxRedirects) {
+        throw new FetchError(
+          "too_many_redirects",
+          `${redirects[0] ?? url.href} redirected more than ${this.policy.maxRedirects} times`,
+        );
+      }
+      redirects.push(url.href);
+      url = this.check(result.location);
+    }
+  }
+
+  /** Fetches a URL once: a redirect is answered, not followed (crawls record it as a link). */
+  async fetchOnce(input: string | URL, options: FetchOptions = {}): Promise<FetchResult> {
+    const signal = AbortSignal.timeout(options.timeoutMs ?? this.policy.timeoutMs);
+    const result = await this.hop(this.check(input), options, signal);
+    return result.type === "content" ? { ...result, redirects: [] } : result;
+  }
+
+  private hop(
+    url: URL,
+    options: FetchOptions,
+    signal: AbortSignal,
+  ): Promise<FetchedRedirect | Omit<FetchedContent, "redirects">> {
+    const accept = options.accept ?? ALL_KINDS;
+    const maxBytes = options.maxBytes ?? this.policy.maxBytes;
+    let refused: FetchError | undefined;
+    const lookup = this.guardedLookup(url.hostname, (err) => {
+      refused = err;
+    });
+    const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
+
+    return new Promise((resolve, reject) => {
+      const fail = (err: unknown) => reject(refused ?? toFetchError(err, url, signal));
+      const req = (url.protocol === "https:" ? https : http).request({
+        host: hostname,
+        port: url.port || undefined,
+        path: `${url.pathname}${url.search}`,
+        method: "GET",
+        headers: {
+          "user-agent": this.policy.userAgent,
+          accept: acceptHeader(accept),
+          "accept-encoding": "gzip, deflate, br",
+        },
+        lookup,
+        agent: false,
+        signal,
+      });
+      req.on("error", fail);
+      req.on("response", (res) => {
+        try {
+          const status = res.statusCode ?? 0;
+          const location = res.headers.location;
+          if (REDIRECT_STATUSES.has(status) && location) {
+            res.destroy();
+            resolve({ type: "redirect", url: url.href, status, location: absolute(location, url) });
+            return;
+          }
+          if (status < 200 || status >= 300) {
+            throw new FetchError("http_error", `${url.href} answered HTTP ${status}`, status);
+          }
+          const { mime, charset } = parseContentType(res.headers["content-type"]);
+          const kind = contentKind(mime);
+          if (!kind || !accept.includes(kind)) {
+            throw new FetchError(
+              "unsupported_content_type",
+              `${url.href} is ${mime || "of no declared type"}, which is not accepted here`,
+            );
+          }
+          readBody(res, url, maxBytes, this.policy.maxEncodings, signal).then(
+            (body) =>
+              resolve({ type: "content", url: url.href, status, kind, mime, charset, body }),
+            fail,
+          );
+        } catch (err) {
+          res.destroy();
+          fail(err);
+        }
+      });
+      req.end();
+    });
+  }
+
+  /** A `lookup` for the socket that refuses the connection unless every address is allowed. */
+  private guardedLookup(urlHost: string, onRefused: (err: FetchError) => void): LookupFunction {
+    const allowPrivate = privateAllowed(this.policy, urlHost);
+    return (hostname, options, callback) => {
+      this.policy
+        .resolve(hostname)
+        .then((found) => {
+          const addresses = found.filter((a) => !options.family || a.family === options.family);
+          if (addresses.length === 0) {
+            throw new FetchError("dns_failure", `${hostname} has no address`);
+          }
+          for (const { address } of allowPrivate ? [] : addresses) {
+            const range = blockedRange(address);
+            if (range !== undefined) {
+              const err = new FetchError(
+                "blocked_address",
+                `${hostname} resolves to ${address}, which is not a public address (${range})`,
+              );
+              onRefused(err);
+              throw err;
+            }
+          }
+          const [first] = addresses as [ResolvedAddress];
+          if (options.all) callback(null, addresses);
+          else callback(null, first.address, first.family);
+        })
+        .catch((err: unknown) => {
+          callback(
+            err instanceof FetchError
+              ? err
+              : new FetchError("dns_failure", `${hostname} could not be resolved`),
+            "",
+          );
+        });
+    };
+  }
+}
+
+function absolute(location: string, base: URL): string {
+  try {
+    return new URL(location, base).href;
+  } catch {
+    throw new FetchError("invalid_url", `${base.href} redirected to an invalid URL`);
+  }
+}
+
+/** The body, decoded layer by layer, failing as soon as the decoded size passes the cap. */
+async function readBody(
+  res: IncomingMessage,
+  url: URL,
+  maxBytes: number,
+  maxEncodings: number,
+  signal: AbortSignal,
+): Promise<Buffer> {
+  const encodings = (res.headers["content-encoding"] ?? "")
+    .split(",")
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => e !== "" && e !== "identity");
+  if (encodings.length > maxEncodings) {
+    throw new FetchError(
+      "unsupported_encoding",
+      `${url.href} is encoded ${encodings.length} times; at most ${maxEncodings} layers are accepted`,
+    );
+  }
+  const decoders = encodings.reverse().map((encoding) => {
+    const decoder = DECODERS[encoding];
+    if (!decoder) {
+      throw new FetchError("unsupported_encoding", `${url.href} uses unknown encoding ${encoding}`);
+    }
+    return decoder();
+  });
+  const declared = Number(res.headers["content-length"]);
+  if (decoders.length === 0 && declared > maxBytes) throw tooLarge(url, maxBytes);
+
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size > maxBytes) return done(tooLarge(url, maxBytes));
+      chunks.push(chunk);
+      done();
+    },
+  });
+  await pipeline([res, ...decoders, sink], { signal });
+  return Buffer.concat(chunks);
+}
+
+const tooLarge = (url: URL, maxBytes: number) =>
+  new FetchError("too_large", `${url.href} is larger than ${maxBytes} bytes`);
+
+function toFetchError(err: unknown, url: URL, signal: AbortSignal): FetchError {
+  if (err instanceof FetchError) return err;
+  if (signal.aborted) return new FetchError("timeout", `${url.href} did not answer in time`);
+  const code = (err as NodeJS.ErrnoException).code ?? "";
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return new FetchError("dns_failure", `${url.hostname} could not be resolved`);
+  }
+  if (code.startsWith("Z_")) {
+    return new FetchError("unsupported_encoding", `${url.href} sent a corrupt compressed body`);
+  }
+  return new FetchError(
+    "connection_failed",
+    `${url.href} could not be reached (${code || "error"})`,
+  );
+}

@@ -1,0 +1,92 @@
+import robotsParserModule from "robots-parser";
+import { decodeText } from "./content-type.js";
+import { FetchError } from "./errors.js";
+import type { SafeFetcher } from "./fetch.js";
+
+/** The package is CommonJS (`module.exports = fn`) but its types declare a default export. */
+const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
+
+/** The product token matched against `User-agent:` lines. */
+export const ROBOTS_AGENT = "kb-intel-bot";
+
+/** RFC 9309 lets crawlers stop reading robots.txt after 500 KiB. */
+const MAX_ROBOTS_BYTES = 500 * 1024;
+
+export interface RobotsRules {
+  isAllowed(url: string): boolean;
+  /** The host's `Crawl-delay`, when it sets one. */
+  crawlDelayMs: number | undefined;
+  /** `Sitemap:` URLs the file lists. */
+  sitemaps: string[];
+}
+
+const allowAll: RobotsRules = { isAllowed: () => true, crawlDelayMs: undefined, sitemaps: [] };
+const disallowAll: RobotsRules = { isAllowed: () => false, crawlDelayMs: undefined, sitemaps: [] };
+
+export interface RobotsOptions {
+  /** How long a host's rules are kept. */
+  ttlMs?: number;
+  /** Hosts kept at most; the oldest entry goes first. */
+  maxHosts?: number;
+  now?: () => number;
+}
+
+/**
+ * robots.txt per origin, fetched through the safe fetcher and cached for the life of a warm
+ * process. As RFC 9309 says: a 4xx (no file) allows everything; a server error or an unreachable
+ * host disallows everything for now, since the site may be in trouble (so does a file too large
+ * to read whole, rather than guess at its rules).
+ */
+export class RobotsCache {
+  private readonly entries = new Map<string, { at: number; rules: Promise<RobotsRules> }>();
+  private readonly ttlMs: number;
+  private readonly maxHosts: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly fetcher: SafeFetcher,
+    options: RobotsOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? 60 * 60_000;
+    this.maxHosts = options.maxHosts ?? 500;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The rules of a URL's origin. */
+  rules(url: string | URL): Promise<RobotsRules> {
+    const { origin } = new URL(url);
+    const cached = this.entries.get(origin);
+    if (cached && this.now() - cached.at < this.ttlMs) return cached.rules;
+    this.entries.delete(origin);
+    if (this.entries.size >= this.maxHosts) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    const rules = this.load(origin);
+    this.entries.set(origin, { at: this.now(), rules });
+    // An unexpected failure is not an answer worth keeping.
+    rules.catch(() => this.entries.delete(origin));
+    return rules;
+  }
+
+  private async load(origin: string): Promise<RobotsRules> {
+    const url = `${origin}/robots.txt`;
+    try {
+      const res = await this.fetcher.fetch(url, { accept: ["text"], maxBytes: MAX_ROBOTS_BYTES });
+      const robots = robotsParser(url, decodeText(res.body, res.charset));
+      const delay = robots.getCrawlDelay(ROBOTS_AGENT);
+      return {
+        isAllowed: (page) => robots.isAllowed(page, ROBOTS_AGENT) !== false,
+        crawlDelayMs: delay === undefined ? undefined : delay * 1000,
+        sitemaps: robots.getSitemaps(),
+      };
+    } catch (err) {
+      if (!(err instanceof FetchError)) throw err;
+      // A 200 that is not text (an HTML error page) is no robots.txt either.
+      const missing =
+        (err.code === "http_error" && (err.status ?? 0) < 500) ||
+        err.code === "unsupported_content_type";
+      return missing ? allowAll : disallowAll;
+    }
+  }
+}

@@ -1,0 +1,395 @@
+import { gzipSync } from "node:zlib";
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import type { SQSRecord } from "aws-lambda";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Crawls } from "../../lib/knowledge/crawl.js";
+import type { CrawlItem, CrawlPageItem } from "../../lib/knowledge/crawl-store.js";
+import { Crawler, crawlRecordHandler } from "../../lib/knowledge/crawler.js";
+import { Indexer } from "../../lib/knowledge/indexer.js";
+import { type IndexMessage, type SourceItem, Sources } from "../../lib/knowledge/sources.js";
+import { urlLoader } from "../../lib/knowledge/url-loader.js";
+import type { SqsHandler } from "../../lib/local/queues.js";
+import { wsKey } from "../../lib/store/table.js";
+import { SafeFetcher } from "../../lib/web/fetch.js";
+import { RobotsCache } from "../../lib/web/robots.js";
+import { startAws, type TestAws } from "../support/aws.js";
+import {
+  htmlPage,
+  prose,
+  type Route,
+  redirect,
+  respond,
+  type Site,
+  startSite,
+} from "../support/sites.js";
+
+const WS = "ws_crawl_test";
+const MAX_RECEIVE = 3;
+
+/** What a Lambda with the Powertools batch pattern does with one record handler. */
+function sqsHandler(record: (r: SQSRecord) => Promise<unknown>): SqsHandler {
+  const processor = new BatchProcessor(EventType.SQS);
+  return (event, context) => processPartialResponse(event, record, processor, { context });
+}
+
+interface Harness {
+  crawls: Crawls;
+  crawler: Crawler;
+  /** Starts delivering the crawl (and index) queue to the workers. */
+  consume(): void;
+  queueName: string;
+}
+
+let aws: TestAws;
+let sources: Sources;
+const fetcher = new SafeFetcher({ allowPrivate: true, timeoutMs: 1500, maxBytes: 256 * 1024 });
+let harnesses = 0;
+
+/** Crawl service and worker on their own queue, so tests can choose when messages flow. */
+function harness(options: { politenessMs?: number; now?: () => number } = {}): Harness {
+  const queueName = `crawl-${++harnesses}`;
+  const queue = aws.queue(queueName);
+  const crawler = new Crawler({
+    table: aws.table,
+    blobs: aws.blobs,
+    queue,
+    sources,
+    fetcher,
+    robots: new RobotsCache(fetcher),
+    politenessMs: options.politenessMs ?? 0,
+    stallMs: 15 * 60_000,
+    watchSeconds: 1,
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return {
+    crawls: new Crawls({ table: aws.table, queue, watchSeconds: 1 }),
+    crawler,
+    queueName,
+    consume: () =>
+      aws.queues.consume(queueName, sqsHandler(crawlRecordHandler(crawler, MAX_RECEIVE)), {
+        batchSize: 5,
+        concurrency: 2,
+      }),
+  };
+}
+
+const settings = (seedUrl: string, maxPages = 100) => ({
+  seedUrl,
+  maxPages,
+  maxDepth: 10,
+  includeSubdomains: false,
+  includePaths: [],
+  excludePaths: [],
+});
+
+async function report(crawls: Crawls, crawlId: string): Promise<Map<string, CrawlPageItem>> {
+  const pages = new Map<string, CrawlPageItem>();
+  let cursor: string | undefined;
+  do {
+    const page = await crawls.pages(WS, crawlId, undefined, 200, cursor);
+    for (const p of page.items) pages.set(new URL(p.url).pathname + new URL(p.url).search, p);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return pages;
+}
+
+async function crawlSources(crawlId: string): Promise<SourceItem[]> {
+  const all = await aws.table.all<SourceItem>(wsKey(WS), "KB#");
+  return all.filter((s) => s.crawl_id === crawlId);
+}
+
+beforeAll(async () => {
+  aws = await startAws();
+  sources = new Sources({ table: aws.table, blobs: aws.blobs, indexQueue: aws.queue("index") });
+  const indexer = new Indexer({
+    table: aws.table,
+    blobs: aws.blobs,
+    chunking: { size: 1200, overlap: 200 },
+    loaders: { url: urlLoader({ fetcher, blobs: aws.blobs }) },
+  });
+  aws.queues.consume(
+    "index",
+    sqsHandler((record) =>
+      indexer.handle(JSON.parse(record.body) as IndexMessage, {
+        receiveCount: Number(record.attributes.ApproximateReceiveCount),
+        maxReceiveCount: MAX_RECEIVE,
+      }),
+    ),
+  );
+});
+afterAll(() => aws.close());
+
+describe("a crawl of a small site with every kind of trouble", () => {
+  let site: Site;
+  let crawl: CrawlItem;
+  let pages: Map<string, CrawlPageItem>;
+
+  const article = (title: string, body = "", head = "") =>
+    respond(htmlPage(title, `<article><h1>${title}</h1>${prose(title)}${body}</article>`, head));
+  const calendar: Route = (_req, res, url) => {
+    const month = Number(url.searchParams.get("month") ?? "0");
+    res
+      .writeHead(200, { "content-type": "text/html" })
+      .end(
+        htmlPage(
+          `Events ${month}`,
+          `<article>${prose(`Events of month ${month}`)}</article><a href="/calendar?month=${month + 1}">Next month</a>`,
+        ),
+      );
+  };
+
+  beforeAll(async () => {
+    site = await startSite();
+    const o = site.origin;
+    const nav = [
+      "/about",
+      "/about?utm_source=nav&fbclid=abc",
+      "/about/#team",
+      "/blog/post-1",
+      "/blog/post-2?ref=home",
+      "/private/secret",
+      "/calendar?month=1",
+      "/old",
+      "/docs",
+      "/missing",
+      "/huge",
+      "/slow",
+      "/bomb",
+      "/deck.pdf",
+      "/empty",
+      "/copy",
+      "/alias",
+      "/noindex",
+      "https://elsewhere.example/page",
+      "mailto:hello@example.com",
+    ]
+      .map((href) => `<a href="${href}">${href}</a>`)
+      .join(" ");
+    const routes: Record<string, Route> = {
+      "/robots.txt": respond(`User-agent: *\nDisallow: /private/\nSitemap: ${o}/sitemap.xml\n`, {
+        "content-type": "text/plain",
+      }),
+      "/sitemap.xml": respond(
+        `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${[
+          "/",
+          "/about",
+          "/orphan",
+          "/blog/post-1?utm_campaign=sitemap",
+        ]
+          .map((p) => `<url><loc>${o}${p}</loc></url>`)
+          .join("")}</urlset>`,
+        { "content-type": "application/xml" },
+      ),
+      "/": article("Home", `<nav>${nav}</nav>`),
+      "/about": article("About us"),
+      "/copy": article("About us"),
+      "/alias": article("About alias", "", `<link rel="canonical" href="${o}/about">`),
+      "/orphan": article("Only in the sitemap"),
+      "/blog/post-1": article("Post one", '<a href="/blog/post-2">next</a>'),
+      "/blog/post-2": article("Post two", '<a href="/blog/post-1?utm_medium=x">prev</a>'),
+      "/private/secret": article("Secret"),
+      "/calendar": calendar,
+      "/old": redirect("/older"),
+      "/older": redirect("/moved", 302),
+      "/moved": article("Moved here"),
+      "/docs": redirect("/docs/"),
+      "/docs/": article("Docs home"),
+      "/huge": respond(htmlPage("Huge", prose("Huge", 2000))),
+      "/slow": (req, res) => {
+        res.writeHead(200, { "content-type": "text/html" });
+        const timer = setInterval(() => res.write(" "), 20);
+        req.on("close", () => clearInterval(timer));
+      },
+      "/bomb": respond(gzipSync(Buffer.alloc(30 * 1024 * 1024)), {
+        "content-type": "text/html",
+        "content-encoding": "gzip",
+      }),
+      "/deck.pdf": respond("%PDF-1.4", { "content-type": "application/pdf" }),
+      "/empty": respond(htmlPage("App", '<div id="root"></div><script src="/app.js"></script>')),
+      "/noindex": article("Hidden", "", '<meta name="robots" content="noindex">'),
+    };
+    for (const [path, route] of Object.entries(routes)) site.route(path, route);
+
+    const { crawls, consume } = harness({ politenessMs: 5 });
+    const started = await crawls.start(WS, settings(`${o}/`));
+    consume();
+    await aws.queues.idle();
+    crawl = await crawls.get(WS, started.crawlId);
+    pages = await report(crawls, started.crawlId);
+  });
+  afterAll(() => site.close());
+
+  it("completes, with counters that add up", () => {
+    expect(crawl.status).toBe("completed");
+    expect(crawl.finishedAt).not.toBeNull();
+    expect(crawl.pagesIndexed + crawl.pagesSkipped + crawl.pagesFailed).toBe(crawl.pagesDiscovered);
+    expect(crawl.pagesDiscovered).toBe(pages.size);
+  });
+
+  it("indexes the real pages once each, found by links and by the sitemap", () => {
+    for (const path of ["/", "/about", "/orphan", "/blog/post-1", "/blog/post-2", "/docs"]) {
+      expect([path, pages.get(path)?.status]).toEqual([path, "indexed"]);
+    }
+    expect(pages.get("/moved")?.status).toBe("indexed");
+  });
+
+  it("canonicalises URLs so tracking parameters, fragments and slashes never make a new page", () => {
+    expect([...pages.keys()].filter((p) => p.includes("utm") || p.includes("ref="))).toEqual([]);
+    expect(site.requests.filter((r) => r.includes("utm") || r.includes("fbclid"))).toEqual([]);
+    for (const path of ["/", "/about", "/blog/post-1", "/blog/post-2"]) {
+      expect([path, site.requests.filter((r) => r === path).length]).toEqual([path, 1]);
+    }
+  });
+
+  it("honours robots.txt without ever requesting a disallowed page", () => {
+    expect(pages.get("/private/secret")).toMatchObject({ status: "skipped", reason: "robots" });
+    expect(site.requests.filter((r) => r.startsWith("/private"))).toEqual([]);
+    expect(pages.get("/noindex")).toMatchObject({ status: "skipped", reason: "robots" });
+  });
+
+  it("says why every other URL was skipped or failed", () => {
+    const outcome = (path: string) => [pages.get(path)?.status, pages.get(path)?.reason];
+    expect(outcome("/old")).toEqual(["skipped", "redirect"]);
+    expect(outcome("/older")).toEqual(["skipped", "redirect"]);
+    expect(outcome("/missing")).toEqual(["skipped", "http_error"]);
+    expect(pages.get("/missing")?.httpStatus).toBe(404);
+    expect(outcome("/deck.pdf")).toEqual(["skipped", "non_html"]);
+    expect(outcome("/empty")).toEqual(["skipped", "empty"]);
+    expect(outcome("/alias")).toEqual(["skipped", "duplicate"]);
+    expect(outcome("/huge")).toEqual(["failed", "too_large"]);
+    expect(outcome("/bomb")).toEqual(["failed", "too_large"]);
+    expect(outcome("/slow")).toEqual(["failed", "timeout"]);
+    expect(pages.has("/elsewhere")).toBe(false);
+  });
+
+  it("indexes identical content once", () => {
+    const twins = [pages.get("/about"), pages.get("/copy")].map((p) => p?.reason ?? p?.status);
+    expect(twins.sort()).toEqual(["duplicate", "indexed"]);
+  });
+
+  it("stops the calendar trap", () => {
+    const months = [...pages.keys()].filter((p) => p.startsWith("/calendar"));
+    expect(months.length).toBeGreaterThan(2);
+    expect(months.length).toBeLessThanOrEqual(20);
+    expect(site.requests.filter((r) => r.startsWith("/calendar")).length).toBeLessThanOrEqual(20);
+  });
+
+  it("creates one url source per indexed page, indexed from the page already fetched", async () => {
+    const created = await crawlSources(crawl.crawlId);
+    const indexed = [...pages.values()].filter((p) => p.status === "indexed");
+    expect(created.length).toBe(crawl.pagesIndexed);
+    expect(created.map((s) => s.id).sort()).toEqual(indexed.map((p) => p.sourceId).sort());
+    expect(new Set(created.map((s) => s.type))).toEqual(new Set(["url"]));
+    expect(created.every((s) => s.status === "indexed")).toBe(true);
+    const about = created.find((s) => s.source_url_or_path === `${site.origin}/about`);
+    expect(about?.name).toBe("About us");
+    expect(site.requests.filter((r) => r === "/orphan")).toHaveLength(1);
+  });
+});
+
+describe("a crawl larger than maxPages", () => {
+  let site: Site;
+  beforeAll(async () => {
+    site = await startSite();
+    for (let i = 0; i < 40; i++) {
+      const links = [1, 2, 3, 4].map((d) => `<a href="/p/${(i + d) % 40}">next ${d}</a>`);
+      site.route(
+        i === 0 ? "/" : `/p/${i}`,
+        respond(htmlPage(`Page ${i}`, `<article>${prose(`Page ${i}`)}</article>${links.join("")}`)),
+      );
+    }
+  });
+  afterAll(() => site.close());
+
+  it("ends completed with exactly maxPages indexed", async () => {
+    const { crawls, consume } = harness();
+    const started = await crawls.start(WS, settings(`${site.origin}/`, 5));
+    expect(started.maxPages).toBe(5);
+    consume();
+    await aws.queues.idle();
+    const crawl = await crawls.get(WS, started.crawlId);
+    expect(crawl).toMatchObject({ status: "completed", pagesIndexed: 5 });
+    expect(await crawlSources(crawl.crawlId)).toHaveLength(5);
+    const pages = [...(await report(crawls, crawl.crawlId)).values()];
+    expect(pages.filter((p) => p.status === "indexed")).toHaveLength(5);
+    expect(pages.filter((p) => p.status === "queued")).toEqual([]);
+    expect(pages.some((p) => p.reason === "over_cap")).toBe(true);
+  });
+});
+
+describe("crawl control", () => {
+  let site: Site;
+  beforeAll(async () => {
+    site = await startSite({
+      "/": respond(htmlPage("Root", `<article>${prose("Root")}</article><a href="/a">a</a>`)),
+      "/a": respond(htmlPage("A", `<article>${prose("A")}</article>`)),
+    });
+  });
+  afterAll(() => site.close());
+
+  it("cancels a running crawl: queued pages are skipped and nothing is fetched", async () => {
+    const { crawls, consume } = harness();
+    const started = await crawls.start(WS, settings(`${site.origin}/`));
+    const cancelled = await crawls.cancel(WS, started.crawlId);
+    expect(cancelled.status).toBe("cancelled");
+    expect((await crawls.cancel(WS, started.crawlId)).status).toBe("cancelled");
+    const before = site.requests.length;
+    consume();
+    await aws.queues.idle();
+    const pages = [...(await report(crawls, started.crawlId)).values()];
+    expect(pages.map((p) => [p.status, p.reason])).toEqual([["skipped", "cancelled"]]);
+    expect(site.requests.length).toBe(before);
+    expect(await crawlSources(started.crawlId)).toEqual([]);
+  });
+
+  it("treats a page message delivered twice at once as one page", async () => {
+    const { crawls, crawler, queueName } = harness();
+    const started = await crawls.start(WS, settings(`${site.origin}/a`));
+    const [seed] = aws.queues.pending(queueName).map((b) => JSON.parse(b));
+    const delivery = { receiveCount: 1, maxReceiveCount: MAX_RECEIVE };
+    const outcomes = await Promise.all([
+      crawler.handle(seed, delivery),
+      crawler.handle(seed, delivery),
+    ]);
+    expect(outcomes).toContain("indexed");
+    expect(await crawler.handle(seed, delivery)).toBe("repeated");
+    expect(await crawlSources(started.crawlId)).toHaveLength(1);
+    const crawl = await crawls.get(WS, started.crawlId);
+    expect(crawl).toMatchObject({ status: "completed", pagesIndexed: 1, pagesDiscovered: 1 });
+  });
+
+  it("spaces requests to one host: a page whose turn is far off goes back to the queue", async () => {
+    const { crawls, crawler, queueName } = harness({ politenessMs: 60_000 });
+    const started = await crawls.start(WS, settings(`${site.origin}/`));
+    const [seed] = aws.queues.pending(queueName).map((b) => JSON.parse(b));
+    const delivery = { receiveCount: 1, maxReceiveCount: MAX_RECEIVE };
+    expect(await crawler.handle(seed, delivery)).toBe("indexed");
+    const next = aws.queues
+      .pending(queueName)
+      .map((b) => JSON.parse(b))
+      .find((m) => m.kind === "crawl-page" && m.pageKey !== seed.pageKey);
+    expect(await crawler.handle(next, delivery)).toBe("deferred");
+    const deferred = aws.queues
+      .pending(queueName)
+      .map((b) => JSON.parse(b))
+      .filter((m) => m.pageKey === next.pageKey);
+    expect(deferred.at(-1)?.notBefore).toBeGreaterThan(Date.now());
+    expect((await crawls.get(WS, started.crawlId)).pagesIndexed).toBe(1);
+  });
+
+  it("fails a crawl that stopped making progress, after one nudge", async () => {
+    let now = Date.now();
+    const { crawls, crawler } = harness({ now: () => now });
+    const started = await crawls.start(WS, settings(`${site.origin}/`));
+    const watch = { kind: "crawl-watch" as const, workspaceId: WS, crawlId: started.crawlId };
+    const delivery = { receiveCount: 1, maxReceiveCount: MAX_RECEIVE };
+    expect(await crawler.handle(watch, delivery)).toBe("watching");
+    now += 60 * 60_000;
+    expect(await crawler.handle(watch, delivery)).toBe("nudged");
+    expect(await crawler.handle(watch, delivery)).toBe("stalled");
+    const crawl = await crawls.get(WS, started.crawlId);
+    expect(crawl.status).toBe("failed");
+    expect(crawl.lastError).toMatch(/No progress for \d+ minutes; 1 pages never finished/);
+    expect(await crawler.handle(watch, delivery)).toBe("gone");
+  });
+});

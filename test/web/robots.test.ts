@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SafeFetcher } from "../../lib/web/fetch.js";
+import { RobotsCache } from "../../lib/web/robots.js";
+import { respond, type Site, startSite } from "../support/sites.js";
+
+const fetcher = new SafeFetcher({ allowPrivate: true, timeoutMs: 2000 });
+const text = { "content-type": "text/plain" };
+
+describe("RobotsCache", () => {
+  let site: Site;
+  let missing: Site;
+  let failing: Site;
+
+  beforeAll(async () => {
+    site = await startSite({
+      "/robots.txt": respond(
+        [
+          "User-agent: *",
+          "Disallow: /private/",
+          "",
+          "User-agent: kb-intel-bot",
+          "Disallow: /private/",
+          "Disallow: /drafts",
+          "Crawl-delay: 2",
+          "",
+          "Sitemap: https://example.com/sitemap-index.xml",
+        ].join("\n"),
+        text,
+      ),
+    });
+    missing = await startSite();
+    failing = await startSite({ "/robots.txt": respond("down", text, 503) });
+  });
+  afterAll(() => Promise.all([site.close(), missing.close(), failing.close()]));
+
+  it("applies the group of our agent, with its crawl delay and the sitemaps", async () => {
+    const robots = new RobotsCache(fetcher);
+    const rules = await robots.rules(`${site.origin}/any/page`);
+    expect(rules.isAllowed(`${site.origin}/docs/a`)).toBe(true);
+    expect(rules.isAllowed(`${site.origin}/private/a`)).toBe(false);
+    expect(rules.isAllowed(`${site.origin}/drafts/b`)).toBe(false);
+    expect(rules.crawlDelayMs).toBe(2000);
+    expect(rules.sitemaps).toEqual(["https://example.com/sitemap-index.xml"]);
+  });
+
+  it("fetches a host's file once while it is fresh, and again when it expires", async () => {
+    let now = 0;
+    const robots = new RobotsCache(fetcher, { ttlMs: 1000, now: () => now });
+    const before = site.requests.length;
+    await Promise.all([robots.rules(`${site.origin}/a`), robots.rules(`${site.origin}/b`)]);
+    await robots.rules(`${site.origin}/c`);
+    expect(site.requests.length - before).toBe(1);
+    now = 5000;
+    await robots.rules(`${site.origin}/d`);
+    expect(site.requests.length - before).toBe(2);
+  });
+
+  it("allows everything when there is no file, and nothing when the server fails", async () => {
+    const robots = new RobotsCache(fetcher);
+    expect((await robots.rules(missing.origin)).isAllowed(`${missing.origin}/x`)).toBe(true);
+    expect((await robots.rules(failing.origin)).isAllowed(`${failing.origin}/x`)).toBe(false);
+  });
+});
