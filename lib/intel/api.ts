@@ -1,0 +1,66 @@
+import { streamSSE } from "hono/streaming";
+import { ApiError } from "../errors.js";
+import { createModule } from "../http/app.js";
+import { logger } from "../log.js";
+import type { BrandProfiles } from "./brand.js";
+import type { GroundedChat } from "./chat.js";
+import { chat, getBrand, putBrand } from "./routes.js";
+
+export interface IntelApiDeps {
+  brands: BrandProfiles;
+  chat: GroundedChat;
+}
+
+const wantsStream = (stream: boolean | undefined, accept: string | undefined) =>
+  stream === true || (stream === undefined && (accept ?? "").includes("text/event-stream"));
+
+/** Brand profile and grounded chat: /api/brand, /api/chat. */
+export function intelApi({ brands, chat: grounded }: IntelApiDeps) {
+  const app = createModule();
+
+  app.openapi(getBrand, async (c) => {
+    const profile = await brands.get(c.get("workspaceId"));
+    if (!profile) {
+      throw new ApiError(404, "not_found", "No brand profile yet; save one with PUT /api/brand");
+    }
+    return c.json(profile, 200);
+  });
+
+  app.openapi(putBrand, async (c) => {
+    return c.json(await brands.put(c.get("workspaceId"), c.req.valid("json")), 200);
+  });
+
+  app.openapi(chat, async (c) => {
+    const body = c.req.valid("json");
+    const workspaceId = c.get("workspaceId");
+    if (!wantsStream(body.stream, c.req.header("accept"))) {
+      return c.json(await grounded.answer(workspaceId, body), 200);
+    }
+    const abort = new AbortController();
+    // Errors up to here (no model, provider down) are ordinary JSON error responses.
+    const events = await grounded.stream(workspaceId, body, abort.signal);
+    return streamSSE(c, async (sse) => {
+      sse.onAbort(() => abort.abort());
+      try {
+        for await (const event of events) {
+          await sse.writeSSE(
+            event.type === "delta"
+              ? { event: "delta", data: JSON.stringify({ text: event.text }) }
+              : { event: "done", data: JSON.stringify(event.answer) },
+          );
+        }
+      } catch (err) {
+        const requestId = c.get("requestId");
+        if (!(err instanceof ApiError))
+          logger.error("chat stream failed", { requestId, error: err });
+        const error =
+          err instanceof ApiError
+            ? { code: err.code, message: err.message }
+            : { code: "internal_error", message: "Something went wrong on our side", requestId };
+        await sse.writeSSE({ event: "error", data: JSON.stringify({ error }) });
+      }
+    });
+  });
+
+  return app;
+}

@@ -1,0 +1,121 @@
+import type { SearchResult } from "../knowledge/retrieval.js";
+
+export interface Citation {
+  source_id: string;
+  source_url_or_path: string | null;
+  name: string;
+  /** A sentence taken verbatim from the cited passage. */
+  quote: string;
+}
+
+/** `[2]` or `[1, 3]`, with the space before it: how the model cites passages. */
+const MARKER = /(\s*)\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g;
+/** What may still become a marker (or the space before one) when the next delta arrives. */
+const PARTIAL = /\s*(?:\[[\d,\s]{0,20})?$/;
+
+/**
+ * Turns the model's passage numbers into citation numbers, on streamed text as on whole text.
+ * `[n]` names the n-th passage given to the model; it becomes `[k]`, the k-th entry of the
+ * answer's `citations`, numbered in order of first use. Numbers of passages that were not given
+ * are removed, so a citation can only point at a chunk the model actually saw. A marker split
+ * across deltas, and trailing space that may precede one, is held back until it is whole.
+ */
+export class CitationMarkers {
+  /** Passage numbers (1-based) in citation order. */
+  readonly cited: number[] = [];
+  private pending = "";
+
+  constructor(private readonly passages: number) {}
+
+  push(delta: string): string {
+    const text = this.pending + delta;
+    const hold = PARTIAL.exec(text)?.index ?? text.length;
+    this.pending = text.slice(hold);
+    return this.rewrite(text.slice(0, hold));
+  }
+
+  flush(): string {
+    const rest = this.rewrite(this.pending);
+    this.pending = "";
+    return rest;
+  }
+
+  private rewrite(text: string): string {
+    return text.replace(MARKER, (_marker, space: string, list: string) => {
+      const numbers = list
+        .split(",")
+        .map(Number)
+        .filter((n) => n >= 1 && n <= this.passages)
+        .map((n) => {
+          if (!this.cited.includes(n)) this.cited.push(n);
+          return this.cited.indexOf(n) + 1;
+        });
+      // A dropped marker takes its leading space along: "costs $5 [9]." reads "costs $5."
+      return numbers.length > 0 ? `${space}[${[...new Set(numbers)].join(", ")}]` : "";
+    });
+  }
+}
+
+const words = (text: string) =>
+  new Set((text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 2));
+
+const sentenceSegmenter = new Intl.Segmenter("en", { granularity: "sentence" });
+
+const MAX_QUOTE = 300;
+
+function shorten(text: string): string {
+  if (text.length <= MAX_QUOTE) return text;
+  const cut = text.lastIndexOf(" ", MAX_QUOTE - 1);
+  return `${text.slice(0, cut > MAX_QUOTE / 2 ? cut : MAX_QUOTE - 1)}…`;
+}
+
+/**
+ * The passage sentence sharing the most words with the claim that cites it. Quotes are taken
+ * from the passage, never from the model, so a quote is always real text of the cited source.
+ */
+export function supportingQuote(passage: string, claim: string): string {
+  const claimWords = words(claim);
+  let best = "";
+  let bestScore = -1;
+  for (const { segment } of sentenceSegmenter.segment(passage)) {
+    const sentence = segment.trim().replace(/\s+/g, " ");
+    if (!sentence) continue;
+    let score = 0;
+    for (const word of words(sentence)) if (claimWords.has(word)) score++;
+    if (score > bestScore) {
+      best = sentence;
+      bestScore = score;
+    }
+  }
+  return shorten(best);
+}
+
+/** The text just before citation `k`'s first marker in the answer: the claim it supports. */
+function claimFor(answer: string, k: number): string {
+  for (const match of answer.matchAll(MARKER)) {
+    if ((match[2] ?? "").split(",").map(Number).includes(k)) {
+      return answer.slice(Math.max(0, match.index - 400), match.index);
+    }
+  }
+  return answer;
+}
+
+/** The answer's citations, in the order its (rewritten) markers number them. */
+export function citationsFor(
+  cited: number[],
+  passages: SearchResult[],
+  answer: string,
+): Citation[] {
+  return cited.flatMap((n, i) => {
+    const passage = passages[n - 1];
+    if (!passage) return [];
+    return [
+      {
+        source_id: passage.source_id,
+        source_url_or_path: passage.source_url_or_path,
+        name: passage.name,
+        quote: supportingQuote(passage.text, claimFor(answer, i + 1)),
+      },
+    ];
+  });
+}

@@ -1,0 +1,101 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { commonErrors, ErrorSchema, jsonBody, jsonResponse } from "../http/schemas.js";
+import { BrandProfileInput, BrandProfileSchema } from "./brand.js";
+
+const error = (description: string) => ({
+  description,
+  content: { "application/json": { schema: ErrorSchema } },
+});
+
+/** The answers of routes that call the model, beside the common ones. */
+export const modelErrors = {
+  502: error(
+    "`llm_error`: the model's answer was unusable (after one repair for structured answers)",
+  ),
+  503: error("`llm_unavailable`: no model is configured, or the provider is down or rate limiting"),
+  504: error("`upstream_timeout`: the model did not answer within the time budget"),
+} as const;
+
+export const getBrand = createRoute({
+  method: "get",
+  path: "/api/brand",
+  tags: ["Brand"],
+  summary: "Get the brand profile",
+  description: "404 until a profile has been saved with PUT.",
+  responses: { 200: jsonResponse(BrandProfileSchema, "The brand profile"), ...commonErrors },
+});
+
+export const putBrand = createRoute({
+  method: "put",
+  path: "/api/brand",
+  tags: ["Brand"],
+  summary: "Save the brand profile",
+  description:
+    "Replaces the whole profile (fields left out are removed). It grounds every chat answer and intel module.",
+  request: { body: jsonBody(BrandProfileInput) },
+  responses: { 200: jsonResponse(BrandProfileSchema, "The saved profile"), ...commonErrors },
+});
+
+export const ChatBody = z
+  .strictObject({
+    message: z.string().trim().min(1).max(4000),
+    history: z
+      .array(
+        z.strictObject({
+          role: z.enum(["user", "assistant"]),
+          content: z.string().max(8000),
+        }),
+      )
+      .max(40)
+      .optional()
+      .openapi({ description: "Earlier turns, oldest first; the most recent ones are kept" }),
+    stream: z.boolean().optional().openapi({
+      description: "Answer as server-sent events (as does `Accept: text/event-stream`)",
+    }),
+  })
+  .openapi("ChatRequest");
+
+export const CitationSchema = z
+  .object({
+    source_id: z.string(),
+    source_url_or_path: z.string().nullable(),
+    name: z.string(),
+    quote: z.string().openapi({ description: "A sentence of the cited chunk, verbatim" }),
+  })
+  .openapi("Citation");
+
+export const ChatAnswerSchema = z
+  .object({
+    answer: z.string().openapi({ description: "`[n]` refers to `citations[n-1]`" }),
+    citations: z.array(CitationSchema),
+  })
+  .openapi("ChatAnswer");
+
+const EVENTS = [
+  'Server-sent events: `delta` events carry `{"text"}` pieces of the answer; a final `done` event',
+  "carries the whole `ChatAnswer`; a failure after streaming began is an `error` event with the",
+  "usual error body.",
+].join(" ");
+
+export const chat = createRoute({
+  method: "post",
+  path: "/api/chat",
+  tags: ["Chat"],
+  summary: "Ask a question grounded in the brand profile and enabled sources",
+  description:
+    "Retrieves the most relevant chunks of enabled, indexed sources and answers from them and the brand profile only, citing the chunks it used. With nothing relevant, it says so.",
+  request: { body: jsonBody(ChatBody) },
+  responses: {
+    200: {
+      description: "The answer with its citations",
+      content: {
+        "application/json": { schema: ChatAnswerSchema },
+        "text/event-stream": { schema: z.string().openapi({ description: EVENTS }) },
+      },
+    },
+    ...commonErrors,
+    ...modelErrors,
+  },
+});
+
+export const intelRoutes = [getBrand, putBrand, chat];

@@ -1,0 +1,125 @@
+import { KeyStore } from "../../lib/auth/keys.js";
+import { createServiceApp } from "../../lib/http/app.js";
+import { bearerAuth } from "../../lib/http/auth.js";
+import { intelApi } from "../../lib/intel/api.js";
+import { BrandProfiles } from "../../lib/intel/brand.js";
+import { GroundedChat } from "../../lib/intel/chat.js";
+import { embedChunks } from "../../lib/knowledge/embeddings.js";
+import { HybridRetriever } from "../../lib/knowledge/hybrid.js";
+import { Indexer, textLoader } from "../../lib/knowledge/indexer.js";
+import { LexicalRetriever } from "../../lib/knowledge/retrieval.js";
+import { type IndexMessage, type SourceItem, Sources } from "../../lib/knowledge/sources.js";
+import type { LlmSettings } from "../../lib/llm/settings.js";
+import { llmFor } from "../llm/helpers.js";
+import { startAws } from "../support/aws.js";
+import { FakeOpenAI } from "../support/fake-openai.js";
+
+export interface Workspace {
+  id: string;
+  key: string;
+}
+
+/**
+ * The intel module as a function would serve it, over emulated DynamoDB and S3 and the fake
+ * model server: real keys, real indexing (with embeddings, as the indexer hook will do).
+ */
+export async function startIntel(settings: Partial<LlmSettings> = {}) {
+  const [aws, fake] = await Promise.all([startAws(), FakeOpenAI.start()]);
+  const { table, blobs } = aws;
+  const keys = new KeyStore(table, 0);
+  const sources = new Sources({ table, blobs, indexQueue: aws.queue("index") });
+  const indexer = new Indexer({
+    table,
+    blobs,
+    chunking: { size: 600, overlap: 100 },
+    loaders: { text: textLoader(blobs) },
+  });
+  const llm = llmFor(fake, settings);
+  const brands = new BrandProfiles(table);
+  const retriever = new HybridRetriever({
+    table,
+    blobs,
+    lexical: new LexicalRetriever({ table, blobs }),
+    embedder: llm.embedder,
+  });
+  const app = createServiceApp({
+    authenticate: bearerAuth(keys),
+    modules: [intelApi({ brands, chat: new GroundedChat({ retriever, brands, llm: llm.chat }) })],
+  });
+
+  return {
+    aws,
+    fake,
+    sources,
+    brands,
+
+    async workspace(name: string): Promise<Workspace> {
+      const { id } = await keys.createWorkspace(name);
+      return { id, key: (await keys.createKey(id)).key };
+    },
+
+    /** A text source, indexed and embedded. */
+    async addSource(workspaceId: string, text: string, name: string): Promise<SourceItem> {
+      const item = await sources.createText(workspaceId, text, name);
+      const message = JSON.parse(aws.queues.pending("index").at(-1) as string) as IndexMessage;
+      await indexer.handle(message, { receiveCount: 1, maxReceiveCount: 3 });
+      const indexed = await sources.get(workspaceId, item.id);
+      if (llm.embedder) {
+        await embedChunks({ blobs, embedder: llm.embedder }, indexed.chunks_key as string);
+      }
+      return indexed;
+    },
+
+    call(
+      workspace: Workspace,
+      method: string,
+      path: string,
+      json?: unknown,
+      headers: Record<string, string> = {},
+    ): Promise<Response> {
+      return Promise.resolve(
+        app.request(path, {
+          method,
+          headers: {
+            authorization: `Bearer ${workspace.key}`,
+            ...(json === undefined ? {} : { "content-type": "application/json" }),
+            ...headers,
+          },
+          ...(json === undefined ? {} : { body: JSON.stringify(json) }),
+        }),
+      );
+    },
+
+    async close() {
+      await Promise.all([aws.close(), fake.close()]);
+    },
+  };
+}
+
+export type Intel = Awaited<ReturnType<typeof startIntel>>;
+
+export interface SseEvent {
+  event: string;
+  data: unknown;
+}
+
+/** The events of a server-sent event stream, read to its end. */
+export async function readEvents(res: Response): Promise<SseEvent[]> {
+  const text = await res.text();
+  return text
+    .split("\n\n")
+    .filter((block) => block.trim())
+    .map((block) => {
+      const lines = block.split("\n");
+      const event =
+        lines
+          .find((l) => l.startsWith("event:"))
+          ?.slice(6)
+          .trim() ?? "message";
+      const data = lines
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trimStart())
+        .join("\n");
+      return { event, data: JSON.parse(data) as unknown };
+    });
+}
