@@ -3,7 +3,11 @@ import type { SQSHandler, SQSRecord } from "aws-lambda";
 import { z } from "zod";
 import { loadConfig, MAX_RECEIVE_COUNT } from "../lib/config.js";
 import { Indexer, textLoader } from "../lib/knowledge/indexer.js";
+import { urlLoader } from "../lib/knowledge/url-loader.js";
+import { createLlm } from "../lib/llm/provider.js";
+import { toLlmSettings } from "../lib/llm/settings.js";
 import { createStores } from "../lib/store/clients.js";
+import { SafeFetcher } from "../lib/web/fetch.js";
 
 const config = loadConfig();
 const { table, blobs } = createStores(config);
@@ -11,7 +15,14 @@ const indexer = new Indexer({
   table,
   blobs,
   chunking: { size: config.CHUNK_SIZE, overlap: config.CHUNK_OVERLAP },
-  loaders: { text: textLoader(blobs) },
+  loaders: {
+    text: textLoader(blobs),
+    url: urlLoader({
+      fetcher: new SafeFetcher({ allowPrivate: config.ALLOW_PRIVATE_URLS }),
+      blobs,
+    }),
+  },
+  embedder: createLlm(toLlmSettings(config)).embedder,
 });
 
 const IndexMessage = z.object({

@@ -2,11 +2,13 @@ import { handle } from "hono/aws-lambda";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { knowledgeApi } from "../lib/knowledge/api.js";
+import { crawlApi } from "../lib/knowledge/crawl-api.js";
 import { createServices } from "../lib/services.js";
 
 const services = createServices(loadConfig());
+const allowPrivate = services.config.ALLOW_PRIVATE_URLS;
 
-/** Knowledge sources and search: /api/knowledge/* */
+/** Knowledge sources, search and crawls: /api/knowledge/* */
 export const app = createServiceApp({
   authenticate: services.authenticate,
   modules: [
@@ -14,7 +16,9 @@ export const app = createServiceApp({
       sources: services.sources,
       retriever: services.retriever,
       maxTextBytes: services.config.MAX_TEXT_BYTES,
+      allowPrivate,
     }),
+    crawlApi({ crawls: services.crawls, allowPrivate }),
   ],
 });
 

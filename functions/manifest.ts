@@ -1,6 +1,8 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { ScheduledHandler, SQSHandler } from "aws-lambda";
 import type { ServiceApp } from "../lib/http/app.js";
+import { intelRoutes } from "../lib/intel/routes.js";
+import { crawlRoutes } from "../lib/knowledge/crawl-routes.js";
 import { knowledgeRoutes } from "../lib/knowledge/routes.js";
 
 /**
@@ -10,7 +12,7 @@ import { knowledgeRoutes } from "../lib/knowledge/routes.js";
  */
 
 /** The SQS queues; each has a dead-letter queue and its URL in `{NAME}_QUEUE_URL`. */
-export const QUEUES = ["index"] as const;
+export const QUEUES = ["index", "crawl"] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 export const queueUrlVariable = (queue: QueueName) => `${queue.toUpperCase()}_QUEUE_URL`;
@@ -28,6 +30,8 @@ export interface ApiFunction {
   entry: string;
   routes: RouteConfig[];
   access: Access;
+  /** Search keeps per-workspace indexes in memory, so the functions that search get more. */
+  memoryMb?: number;
   load(): Promise<{ app: ServiceApp }>;
 }
 
@@ -50,9 +54,18 @@ export const apiFunctions: ApiFunction[] = [
   {
     name: "knowledge-api",
     entry: "functions/knowledge-api.ts",
-    routes: knowledgeRoutes,
-    access: { table: "readWrite", bucket: "readWrite", sends: ["index"] },
+    routes: [...knowledgeRoutes, ...crawlRoutes],
+    access: { table: "readWrite", bucket: "readWrite", sends: ["index", "crawl"] },
+    memoryMb: 1024,
     load: () => import("./knowledge-api.js"),
+  },
+  {
+    name: "intel-api",
+    entry: "functions/intel-api.ts",
+    routes: intelRoutes,
+    access: { table: "readWrite", bucket: "read" },
+    memoryMb: 1024,
+    load: () => import("./intel-api.js"),
   },
   {
     name: "docs-api",
@@ -76,7 +89,20 @@ export const queueWorkers: QueueWorker[] = [
     timeoutSeconds: 120,
     memoryMb: 1024,
     access: { table: "readWrite", bucket: "readWrite" },
+    nodeModules: ["jsdom"],
     load: () => import("./index-worker.js"),
+  },
+  {
+    name: "crawl-worker",
+    entry: "functions/crawl-worker.ts",
+    queue: "crawl",
+    batchSize: 5,
+    maxConcurrency: 5,
+    timeoutSeconds: 60,
+    memoryMb: 1024,
+    access: { table: "readWrite", bucket: "readWrite", sends: ["index", "crawl"] },
+    nodeModules: ["jsdom"],
+    load: () => import("./crawl-worker.js"),
   },
 ];
 

@@ -7,17 +7,38 @@ import { apiFunctions, queueWorkers, scheduledFunctions } from "../functions/man
 export const REPO_ROOT = join(import.meta.dirname, "..");
 
 /**
- * zod's namespace export carries every locale (about 250 KB minified) although only English is
- * used; `@hono/zod-openapi` passes the namespace around as a value, so esbuild cannot shake them
- * out. The plugin answers the locale index with an empty module; `en` is imported directly.
+ * zod's namespace export carries features this service never calls: every locale (about 250 KB
+ * minified) though only English is used, `z.compile` and `z.fromJSONSchema`. `@hono/zod-openapi`
+ * passes the namespace around as a value, so esbuild cannot shake them out; this plugin answers
+ * those modules with stand-ins that export the same names and throw if ever called.
  */
-const onlyEnglishZodLocales: Plugin = {
-  name: "only-english-zod-locales",
+const unused = (name: string) => `function(){throw new Error("${name} is not bundled")}`;
+const ZOD_STAND_INS: Array<{ path: RegExp; contents: string }> = [
+  { path: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/, contents: "export {};" },
+  {
+    path: /[\\/]zod[\\/]v4[\\/]core[\\/]compile\.js$/,
+    contents: [
+      `export const INVALID = Symbol.for("zod.compile.invalid");`,
+      "export class ZodCompileAsyncError extends Error {}",
+      "export class ZodCompileUnsupportedError extends Error {}",
+      `export const compile = ${unused("z.compile")};`,
+      `export const withParser = ${unused("z.withParser")};`,
+      `export const compileFn = ${unused("compileFn")};`,
+    ].join("\n"),
+  },
+  {
+    path: /[\\/]zod[\\/]v4[\\/]classic[\\/]from-json-schema\.js$/,
+    contents: `export const fromJSONSchema = ${unused("z.fromJSONSchema")};`,
+  },
+];
+
+const zodStandIns: Plugin = {
+  name: "zod-stand-ins",
   setup(b) {
-    b.onResolve({ filter: /[\\/]locales[\\/]index\.js$/ }, (args) =>
-      /[\\/]zod[\\/]/.test(args.importer) ? { path: "zod-locales", namespace: "stub" } : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: "stub" }, () => ({ contents: "export {};", loader: "js" }));
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/].*\.js$/ }, (args) => {
+      const standIn = ZOD_STAND_INS.find((s) => s.path.test(args.path));
+      return standIn ? { contents: standIn.contents, loader: "js" } : undefined;
+    });
   },
 };
 
@@ -42,7 +63,7 @@ export function bundleOptions(
     banner: {
       js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
     },
-    plugins: [onlyEnglishZodLocales],
+    plugins: [zodStandIns],
     metafile: true,
     logLevel: "warning",
   };

@@ -33,6 +33,7 @@ export class KbIntelStack extends Stack {
     const functions = apiFunctions.map((spec) => {
       const fn = new ServiceFunction(this, spec.name, {
         bundleDir: bundleDir(spec.name),
+        ...(spec.memoryMb ? { memoryMb: spec.memoryMb } : {}),
         environment,
       });
       fn.grantAccess(spec.access, storage, queues);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { llmEnv } from "./llm/settings.js";
 
 /** Messages are retried this often before they land in the dead-letter queue (AWS and local alike). */
 export const MAX_RECEIVE_COUNT = 5;
@@ -15,6 +16,15 @@ const schema = z
     TABLE_NAME: z.string().min(1),
     BUCKET_NAME: z.string().min(1),
     INDEX_QUEUE_URL: z.string().url(),
+    CRAWL_QUEUE_URL: z.string().url(),
+    /** Local development and tests only: lets URL sources, crawls and checks reach private hosts. */
+    ALLOW_PRIVATE_URLS: flag,
+    /** Least time between two requests of one crawl to the same host. */
+    CRAWL_POLITENESS_MS: z.coerce.number().int().min(0).default(1000),
+    /** A crawl without progress for this long is checked, nudged, then failed. */
+    CRAWL_STALL_SECONDS: positiveInt(900),
+    /** How often a running crawl is checked for progress. */
+    CRAWL_WATCH_SECONDS: z.coerce.number().int().positive().max(900).default(300),
     /** Path-style S3 addressing, needed by S3-compatible emulators. */
     S3_FORCE_PATH_STYLE: flag,
     /** Largest text source accepted by the API, in UTF-8 bytes. */
@@ -26,6 +36,7 @@ const schema = z
     KEY_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
     /** A source still `indexing` after this many minutes is failed by the watchdog. */
     STALL_MINUTES: positiveInt(90),
+    ...llmEnv.shape,
   })
   .refine((c) => c.CHUNK_OVERLAP < c.CHUNK_SIZE / 2, {
     message: "CHUNK_OVERLAP must be less than half of CHUNK_SIZE",

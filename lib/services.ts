@@ -1,21 +1,46 @@
 import { KeyStore } from "./auth/keys.js";
 import type { Config } from "./config.js";
 import { bearerAuth } from "./http/auth.js";
+import { BrandProfiles } from "./intel/brand.js";
+import { GroundedChat } from "./intel/chat.js";
+import { Crawls } from "./knowledge/crawl.js";
+import { HybridRetriever } from "./knowledge/hybrid.js";
 import { LexicalRetriever } from "./knowledge/retrieval.js";
 import { Sources } from "./knowledge/sources.js";
+import { createLlm } from "./llm/provider.js";
+import { toLlmSettings } from "./llm/settings.js";
 import { createStores } from "./store/clients.js";
 
-/** Everything a function needs, built once per process from its configuration. */
+/** Everything the API functions need, built once per process from its configuration. */
 export function createServices(config: Config) {
   const stores = createStores(config);
   const keys = new KeyStore(stores.table, config.KEY_CACHE_SECONDS);
+  const llm = createLlm(toLlmSettings(config));
+  const retriever = new HybridRetriever(
+    {
+      table: stores.table,
+      blobs: stores.blobs,
+      lexical: new LexicalRetriever(stores),
+      embedder: llm.embedder,
+    },
+    { minSimilarity: config.EMBEDDING_MIN_SIMILARITY },
+  );
+  const brands = new BrandProfiles(stores.table);
   return {
     config,
     stores,
     keys,
+    llm,
     authenticate: bearerAuth(keys),
     sources: new Sources(stores),
-    retriever: new LexicalRetriever(stores),
+    crawls: new Crawls({
+      table: stores.table,
+      queue: stores.crawlQueue,
+      watchSeconds: config.CRAWL_WATCH_SECONDS,
+    }),
+    retriever,
+    brands,
+    chat: new GroundedChat({ retriever, brands, llm: llm.chat }),
   };
 }
 

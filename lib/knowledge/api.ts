@@ -11,11 +11,14 @@ import {
   searchKnowledge,
 } from "./routes.js";
 import { type Sources, toPublic } from "./sources.js";
+import { checkedUrl } from "./url-input.js";
 
 export interface KnowledgeApiDeps {
   sources: Sources;
   retriever: Retriever;
   maxTextBytes: number;
+  /** ALLOW_PRIVATE_URLS: lets URL sources point at loopback and private hosts (development and tests). */
+  allowPrivate: boolean;
 }
 
 /** Default name of a text source: its first line, shortened. */
@@ -24,14 +27,20 @@ function nameFromText(text: string): string {
   return firstLine.length > 80 ? `${firstLine.slice(0, 77).trimEnd()}...` : firstLine;
 }
 
-export function knowledgeApi({ sources, retriever, maxTextBytes }: KnowledgeApiDeps) {
+export function knowledgeApi({ sources, retriever, maxTextBytes, allowPrivate }: KnowledgeApiDeps) {
   const app = createModule();
 
   app.openapi(createSource, async (c) => {
     const body = c.req.valid("json");
     const workspaceId = c.get("workspaceId");
     if (body.url !== undefined) {
-      throw new ApiError(400, "not_supported", "URL sources are not supported yet");
+      const url = checkedUrl(body.url, "url", allowPrivate);
+      const item = await sources.create(workspaceId, {
+        type: "url",
+        name: body.name ?? url,
+        source_url_or_path: url,
+      });
+      return c.json({ id: item.id, status: "indexing" as const }, 200);
     }
     const text = body.text ?? "";
     const bytes = Buffer.byteLength(text, "utf8");

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { Embedder } from "../llm/embeddings.js";
 import { logger } from "../log.js";
 import type { Blobs } from "../store/blobs.js";
 import type { Table } from "../store/table.js";
@@ -9,6 +10,7 @@ import {
   normalizeDocument,
   PAGE_BREAK,
 } from "./chunking.js";
+import { embedChunks } from "./embeddings.js";
 import {
   INDEXING_MARKER,
   type IndexMessage,
@@ -47,6 +49,8 @@ export interface IndexerDeps {
   chunking: ChunkingOptions;
   /** How each type of source gets its content; a type without one fails clearly. */
   loaders: Partial<Record<SourceType, ContentLoader>>;
+  /** Embeds chunk sets for hybrid search, when an embedding model is configured. */
+  embedder?: Embedder | undefined;
 }
 
 export interface Delivery {
@@ -134,10 +138,16 @@ export class Indexer {
     const prefix = sourceBlobPrefix(source.workspaceId, source.id);
     const chunksKey = `${prefix}chunks/${hash.slice(0, 32)}.json`;
     let chunkCount = source.chunk_count;
+    let chunks: Chunk[] | undefined;
     if (source.chunks_key !== chunksKey || !(await blobs.exists(chunksKey))) {
-      const chunks = chunkText(text, chunking);
+      chunks = chunkText(text, chunking);
       await blobs.putJson(chunksKey, { sourceId: source.id, chunks } satisfies StoredChunks);
       chunkCount = chunks.length;
+    }
+    // Vectors are written before the source goes live, so search never sees it half embedded.
+    const keep = new Set([chunksKey]);
+    if (this.deps.embedder) {
+      keep.add(await embedChunks({ blobs, embedder: this.deps.embedder }, chunksKey, chunks));
     }
 
     const done = await table.update<SourceItem>(
@@ -160,7 +170,10 @@ export class Indexer {
       if (!(await table.get(source.pk, source.sk))) await blobs.deletePrefix(prefix);
       return "skipped";
     }
-    const stale = (await blobs.list(`${prefix}chunks/`)).filter((key) => key !== chunksKey);
+    const stale = [
+      ...(await blobs.list(`${prefix}chunks/`)),
+      ...(await blobs.list(`${prefix}vectors/`)),
+    ].filter((key) => !keep.has(key));
     if (stale.length > 0) await blobs.delete(stale);
     return "indexed";
   }

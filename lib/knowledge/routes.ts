@@ -21,6 +21,7 @@ export const SourceSchema = z
     indexed_at: z.string().nullable().openapi({ format: "date-time" }),
     last_error: z.string().nullable(),
     error_code: z.string().nullable(),
+    crawl_id: z.string().nullable().openapi({ description: "The crawl that found this page" }),
   })
   .openapi("KnowledgeSource");
 

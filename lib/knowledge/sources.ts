@@ -20,10 +20,14 @@ export interface KnowledgeSource {
   indexed_at: string | null;
   last_error: string | null;
   error_code: string | null;
+  /** The crawl that found this page, for sources a crawl created. */
+  crawl_id: string | null;
 }
 
 /** The stored record: the public fields plus what the pipeline needs. */
-export interface SourceItem extends Item, KnowledgeSource {
+export interface SourceItem extends Item, Omit<KnowledgeSource, "crawl_id"> {
+  /** Absent on records written before crawls existed. */
+  crawl_id?: string | null;
   workspaceId: string;
   /** Bumped by every reindex; a worker only completes the revision it was sent for. */
   revision: number;
@@ -70,6 +74,7 @@ export function toPublic(item: SourceItem): KnowledgeSource {
     indexed_at: item.indexed_at,
     last_error: item.last_error,
     error_code: item.error_code,
+    crawl_id: item.crawl_id ?? null,
   };
 }
 
@@ -103,6 +108,7 @@ export class Sources {
     fields: Pick<KnowledgeSource, "type" | "name" | "source_url_or_path"> & {
       id?: string;
       content_key?: string | null;
+      crawl_id?: string | null;
     },
   ): Promise<SourceItem> {
     const id = fields.id ?? newId("source");
@@ -122,6 +128,7 @@ export class Sources {
       indexed_at: null,
       last_error: null,
       error_code: null,
+      crawl_id: fields.crawl_id ?? null,
       revision: 1,
       content_key: fields.content_key ?? null,
       chunks_key: null,

@@ -11,6 +11,7 @@ export interface Stores {
   table: Table;
   blobs: Blobs;
   indexQueue: Queue;
+  crawlQueue: Queue;
 }
 
 /**
@@ -27,5 +28,6 @@ export function createStores(config: Config): Stores {
     table: new Table(dynamo, config.TABLE_NAME),
     blobs: new Blobs(s3, config.BUCKET_NAME),
     indexQueue: new Queue(sqs, config.INDEX_QUEUE_URL),
+    crawlQueue: new Queue(sqs, config.CRAWL_QUEUE_URL),
   };
 }

@@ -180,12 +180,25 @@ describe("bad input", () => {
     }
   });
 
-  it("answers not_supported to url sources until web sources land", async () => {
-    const res = await rt.call("/api/knowledge", {
-      method: "POST",
-      json: { url: "https://example.com" },
-    });
-    expect(res.status).toBe(400);
+  it("refuses URLs it can judge without fetching: other schemes, credentials, private addresses", async () => {
+    for (const url of [
+      "file:///etc/passwd",
+      "ftp://example.com/x",
+      "https://user:pass@example.com/",
+      "http://127.0.0.1/",
+      "http://2130706433/",
+      "http://0x7f.0.0.1/",
+      "http://169.254.169.254/latest/meta-data/",
+      "http://[::1]/",
+      "http://10.0.0.5/",
+      "not a url",
+    ]) {
+      const res = await rt.call("/api/knowledge", { method: "POST", json: { url } });
+      expect(res.status, url).toBe(400);
+      expect(await res.json()).toMatchObject({
+        error: { code: "validation_failed", details: { issues: [{ path: "url" }] } },
+      });
+    }
   });
 });
 
