@@ -1,0 +1,56 @@
+import { GetObjectCommand, NoSuchKey } from "@aws-sdk/client-s3";
+import { ParseError } from "../files/errors.js";
+import { DEFAULT_PARSE_LIMITS, megabytes } from "../files/limits.js";
+import { type ParseOptions, parseFile } from "../files/parse.js";
+import type { Blobs } from "../store/blobs.js";
+import { ExtractionError, extractPage } from "../web/extract.js";
+import { type ContentLoader, IndexingError } from "./indexer.js";
+
+/** HTML files go through the same extractor as web pages; its refusals become parse errors. */
+function extractHtml(html: string): { text: string } {
+  try {
+    return { text: extractPage(html, "https://upload.invalid/").markdown };
+  } catch (err) {
+    if (!(err instanceof ExtractionError)) throw err;
+    throw new ParseError(err.code === "empty_content" ? "empty" : "too_large", err.message);
+  }
+}
+
+/**
+ * Reads a file source's stored object and parses it (lib/files/parse.ts). A file that cannot be
+ * parsed fails its source with the parser's code and message; an object larger than the parse
+ * limit is refused from its stored length, before it is downloaded.
+ */
+export function fileLoader(blobs: Blobs, parseOptions: ParseOptions = {}): ContentLoader {
+  const options = { extractHtml, ...parseOptions };
+  const maxBytes = options.limits?.maxBytes ?? DEFAULT_PARSE_LIMITS.maxBytes;
+  return async (source) => {
+    const object = source.content_key
+      ? await blobs.s3
+          .send(new GetObjectCommand({ Bucket: blobs.bucket, Key: source.content_key }))
+          .catch((err: unknown) => {
+            if (err instanceof NoSuchKey) return undefined;
+            throw err;
+          })
+      : undefined;
+    if (!object?.Body) throw new IndexingError("content_missing", "The uploaded file is missing");
+    if ((object.ContentLength ?? 0) > maxBytes) {
+      await object.Body.transformToWebStream().cancel();
+      throw new IndexingError(
+        "too_large",
+        `The file has ${megabytes(object.ContentLength ?? 0)}; files over ${megabytes(maxBytes)} are not parsed`,
+      );
+    }
+    const input = {
+      bytes: await object.Body.transformToByteArray(),
+      filename: source.source_url_or_path ?? source.name,
+      contentType: object.ContentType,
+    };
+    try {
+      return { text: (await parseFile(input, options)).text };
+    } catch (err) {
+      if (err instanceof ParseError) throw new IndexingError(err.code, err.message);
+      throw err;
+    }
+  };
+}

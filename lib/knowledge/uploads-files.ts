@@ -1,0 +1,76 @@
+import { ApiError } from "../errors.js";
+import { megabytes } from "../files/limits.js";
+import {
+  ACCEPTED_CONTENT_TYPES,
+  ACCEPTED_EXTENSIONS,
+  declaredType,
+  type FileKind,
+} from "../files/types.js";
+import { sourceBlobPrefix } from "./sources.js";
+
+/**
+ * Where a file source's original lives, by how it came: `upload` for the presigned flow (the
+ * bucket's ObjectCreated notification is filtered on that suffix), `file` for multipart bodies
+ * stored by the API itself (no event needed).
+ */
+export const presignedFileKey = (workspaceId: string, id: string) =>
+  `${sourceBlobPrefix(workspaceId, id)}upload`;
+export const storedFileKey = (workspaceId: string, id: string) =>
+  `${sourceBlobPrefix(workspaceId, id)}file`;
+
+const PRESIGNED_KEY = /^ws\/([^/]+)\/kb\/([^/]+)\/upload$/;
+
+/** Which object-created notifications the upload queue receives (AWS and local alike). */
+export const UPLOAD_NOTIFICATION_FILTER = { prefix: "ws/", suffix: "/upload" } as const;
+
+/** The workspace and source a presigned upload's object key belongs to. */
+export function parsePresignedKey(key: string): { workspaceId: string; id: string } | undefined {
+  const match = PRESIGNED_KEY.exec(key);
+  return match?.[1] && match[2] ? { workspaceId: match[1], id: match[2] } : undefined;
+}
+
+/** The file name as given, without any client-side folder, trimmed; what `source_url_or_path` shows. */
+function cleanFilename(filename: string): string {
+  return filename
+    .slice(Math.max(filename.lastIndexOf("/"), filename.lastIndexOf("\\")) + 1)
+    .replace(/\p{Cc}/gu, "")
+    .trim()
+    .slice(0, 255);
+}
+
+export interface AcceptedFile {
+  filename: string;
+  kind: FileKind;
+  /** The canonical content type of the kind: stored with the object and signed into the policy. */
+  contentType: string;
+}
+
+/**
+ * Validates a file's declaration before a byte is stored: a name, a supported type (415 with
+ * the accepted list), and a size within `maxBytes` (413; `tooLargeHint` tells where larger files go).
+ */
+export function acceptFile(
+  file: { filename: string; contentType: string | null | undefined; bytes: number },
+  maxBytes: number,
+  tooLargeHint?: { message: string; details: Record<string, unknown> },
+): AcceptedFile {
+  const filename = cleanFilename(file.filename);
+  if (!filename) throw new ApiError(400, "validation_failed", "The file needs a name");
+  if (file.bytes <= 0) throw new ApiError(400, "validation_failed", "The file is empty");
+  if (file.bytes > maxBytes) {
+    throw new ApiError(
+      413,
+      "payload_too_large",
+      `Files are limited to ${megabytes(maxBytes)} here${tooLargeHint ? `; ${tooLargeHint.message}` : ""}`,
+      { limit: maxBytes, bytes: file.bytes, ...tooLargeHint?.details },
+    );
+  }
+  const declared = declaredType(filename, file.contentType);
+  if (!declared.ok) {
+    throw new ApiError(415, "unsupported_media_type", declared.message, {
+      contentTypes: ACCEPTED_CONTENT_TYPES,
+      extensions: ACCEPTED_EXTENSIONS,
+    });
+  }
+  return { filename, kind: declared.kind, contentType: declared.contentType };
+}

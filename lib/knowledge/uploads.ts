@@ -1,0 +1,284 @@
+import { HeadObjectCommand, type HeadObjectCommandOutput, NotFound } from "@aws-sdk/client-s3";
+import { createPresignedPost } from "@aws-sdk/s3-presigned-post";
+import { mapLimit } from "../async.js";
+import type { Config } from "../config.js";
+import { ApiError } from "../errors.js";
+import { mediaType } from "../files/types.js";
+import { newId } from "../ids.js";
+import { logger } from "../log.js";
+import type { Blobs } from "../store/blobs.js";
+import { TABLE_INDEXES } from "../store/schema.js";
+import { type Table, wsKey } from "../store/table.js";
+import { type SourceItem, type Sources, sourceKey } from "./sources.js";
+import { acceptFile, parsePresignedKey, presignedFileKey } from "./uploads-files.js";
+
+/**
+ * Presigned uploads: a file source is recorded as `awaiting_upload` with a presigned POST whose
+ * policy fixes the object key, its exact length and its Content-Type; the bucket's ObjectCreated
+ * notification (through a queue) then starts indexing, after checking the stored object against
+ * the declaration, since an S3-compatible emulator enforces no policy. A watchdog fails uploads
+ * that never came, and recovers those whose notification was lost.
+ */
+
+export const AWAITING_UPLOAD = "awaiting_upload";
+
+/**
+ * While awaiting its file, a source sits in the sparse `gsi1` index under this partition, sorted
+ * by its deadline: the watchdog finds overdue uploads there without scanning. Indexing moves it
+ * to the `INDEXING` partition (Sources.reindex), failing removes it.
+ */
+const AWAITING_UPLOAD_PARTITION = "AWAITING_UPLOAD";
+const GSI1 = TABLE_INDEXES[0];
+const GSI1_ATTRIBUTES = [GSI1.partitionKey, GSI1.sortKey];
+
+export interface UploadSettings {
+  /** Largest file accepted, in bytes. */
+  maxBytes: number;
+  /** How long the presigned POST can be used. */
+  urlTtlSeconds: number;
+  /** Time after the URL expires for an upload started just before to finish. */
+  graceSeconds: number;
+}
+
+/** The upload settings of a configuration. */
+export function uploadSettings(config: Config): UploadSettings {
+  return {
+    maxBytes: config.MAX_UPLOAD_BYTES,
+    urlTtlSeconds: config.UPLOAD_URL_TTL_SECONDS,
+    graceSeconds: config.UPLOAD_GRACE_SECONDS,
+  };
+}
+
+export interface UploadRequest {
+  filename: string;
+  contentType: string;
+  bytes: number;
+  /** Display name; the file name when absent. */
+  name?: string | undefined;
+}
+
+export interface PendingUpload {
+  id: string;
+  uploadUrl: string;
+  /** Form fields to send, in order, before the `file` field. */
+  fields: Record<string, string>;
+  method: "POST";
+  expiresAt: string;
+}
+
+/** A file source's record with what its upload must match (kept after the upload, for reference). */
+export interface UploadItem extends SourceItem {
+  bytes: number;
+  content_type: string;
+  upload_expires_at: string;
+  /** Set by whoever takes the arrived object over, so duplicate notifications do nothing. */
+  upload_received_at?: string;
+}
+
+/** What handling an object-created notification did. */
+export type UploadOutcome = "queued" | "rejected" | "failed" | "ignored";
+
+export interface UploadDeps {
+  table: Table;
+  blobs: Blobs;
+  sources: Sources;
+}
+
+const AWAITING = {
+  expression: "#status = :awaiting",
+  names: { "#status": "status" },
+  values: { ":awaiting": AWAITING_UPLOAD },
+};
+
+export class Uploads {
+  constructor(
+    private readonly deps: UploadDeps,
+    private readonly settings: UploadSettings,
+  ) {}
+
+  /** Records a file source awaiting its upload and answers the presigned POST for it. */
+  async create(workspaceId: string, request: UploadRequest): Promise<PendingUpload> {
+    const { table, blobs } = this.deps;
+    const { urlTtlSeconds, graceSeconds, maxBytes } = this.settings;
+    const file = acceptFile(request, maxBytes);
+    const id = newId("source");
+    const key = presignedFileKey(workspaceId, id);
+    const now = Date.now();
+    const expiresAt = new Date(now + urlTtlSeconds * 1000).toISOString();
+    const deadline = new Date(now + (urlTtlSeconds + graceSeconds) * 1000).toISOString();
+    const { url, fields } = await createPresignedPost(blobs.s3, {
+      Bucket: blobs.bucket,
+      Key: key,
+      Conditions: [["content-length-range", request.bytes, request.bytes]],
+      Fields: { "Content-Type": file.contentType },
+      Expires: urlTtlSeconds,
+    });
+    const item: UploadItem = {
+      pk: wsKey(workspaceId),
+      sk: sourceKey(id),
+      workspaceId,
+      id,
+      type: "file",
+      name: request.name?.trim() || file.filename,
+      source_url_or_path: file.filename,
+      status: AWAITING_UPLOAD,
+      chunk_count: 0,
+      enabled: 1,
+      created_at: new Date(now).toISOString(),
+      indexed_at: null,
+      last_error: null,
+      error_code: null,
+      revision: 1,
+      content_key: key,
+      chunks_key: null,
+      content_hash: null,
+      crawl_id: null,
+      bytes: request.bytes,
+      content_type: file.contentType,
+      upload_expires_at: expiresAt,
+      [GSI1.partitionKey]: AWAITING_UPLOAD_PARTITION,
+      [GSI1.sortKey]: `${deadline}#${workspaceId}#${id}`,
+    };
+    if (!(await table.create(item))) {
+      throw new ApiError(409, "conflict", `A knowledge source with id ${id} exists already`);
+    }
+    return { id, uploadUrl: url, fields, method: "POST", expiresAt };
+  }
+
+  /**
+   * Handles an ObjectCreated notification for a key. Only the first notification for an awaiting
+   * upload acts: it checks the stored object's size and type against the declaration, then
+   * fails the source (and drops the object) or queues its indexing.
+   */
+  async complete(key: string): Promise<UploadOutcome> {
+    const owner = parsePresignedKey(key);
+    if (!owner) return "ignored";
+    const item = await this.deps.table.get<UploadItem>(
+      wsKey(owner.workspaceId),
+      sourceKey(owner.id),
+    );
+    if (!item) {
+      // The source was deleted before its file came: keep nothing of it.
+      await this.deps.blobs.delete([key]);
+      return "ignored";
+    }
+    if (item.status !== AWAITING_UPLOAD || item.content_key !== key || item.upload_received_at) {
+      return "ignored";
+    }
+    const head = await this.head(key);
+    if (!head || !(await this.claim(item))) return "ignored";
+    return this.accept(item, head);
+  }
+
+  /**
+   * For the scheduled watchdog: settles uploads past their deadline. One whose object is there
+   * (its notification was lost, or its handler died) goes on as if notified; one without fails
+   * with `upload_expired`.
+   */
+  async expire(now = Date.now()): Promise<{ expired: number; recovered: number }> {
+    const counts = { expired: 0, recovered: 0 };
+    const before = new Date(now).toISOString();
+    for (;;) {
+      const due = await this.deps.table.queryIndex<UploadItem>(
+        GSI1.name,
+        AWAITING_UPLOAD_PARTITION,
+        before,
+        100,
+      );
+      const outcomes = await mapLimit(due, 8, (item) => this.settle(item));
+      let progress = 0;
+      for (const outcome of outcomes) {
+        if (outcome === "skipped") continue;
+        counts[outcome]++;
+        progress++;
+      }
+      // A full page that settled nothing is the index lagging behind our own writes: stop here.
+      if (due.length < 100 || progress === 0) return counts;
+    }
+  }
+
+  private async settle(overdue: UploadItem): Promise<"expired" | "recovered" | "skipped"> {
+    const item = await this.deps.table.get<UploadItem>(overdue.pk, overdue.sk);
+    if (!item || item.status !== AWAITING_UPLOAD || !item.content_key) return "skipped";
+    const head = await this.head(item.content_key);
+    if (!head) {
+      const expired = await this.fail(
+        item,
+        "upload_expired",
+        `No file was uploaded before the upload URL expired at ${item.upload_expires_at}; create a new upload`,
+      );
+      return expired ? "expired" : "skipped";
+    }
+    // Claimed earlier by a handler that died before finishing: take over.
+    if (!item.upload_received_at && !(await this.claim(item))) return "skipped";
+    const outcome = await this.accept(item, head);
+    return outcome === "ignored" ? "skipped" : "recovered";
+  }
+
+  /** Marks the arrived object as taken; false when another notification (or the watchdog) was first. */
+  private async claim(item: UploadItem): Promise<boolean> {
+    const claimed = await this.deps.table.update(
+      item.pk,
+      item.sk,
+      { upload_received_at: new Date().toISOString() },
+      {
+        ...AWAITING,
+        expression: `${AWAITING.expression} AND attribute_not_exists(upload_received_at)`,
+      },
+    );
+    return claimed !== undefined;
+  }
+
+  private async accept(item: UploadItem, head: HeadObjectCommandOutput): Promise<UploadOutcome> {
+    const problem = mismatch(item, head);
+    if (problem) {
+      await this.fail(item, "upload_mismatch", problem);
+      await this.deps.blobs.delete([item.content_key as string]);
+      return "rejected";
+    }
+    try {
+      await this.deps.sources.reindex(item.workspaceId, item.id);
+      return "queued";
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      // 404: deleted meanwhile. 503: the source is failed already, telling the user to reindex.
+      if (err.status === 503) logger.error("upload could not be queued", { sourceId: item.id });
+      return err.status === 404 ? "ignored" : "failed";
+    }
+  }
+
+  private async fail(item: UploadItem, code: string, message: string): Promise<boolean> {
+    const failed = await this.deps.table.update(
+      item.pk,
+      item.sk,
+      { status: "failed", error_code: code, last_error: message },
+      AWAITING,
+      GSI1_ATTRIBUTES,
+    );
+    return failed !== undefined;
+  }
+
+  /** The stored object's metadata, or undefined when there is none. */
+  private async head(key: string): Promise<HeadObjectCommandOutput | undefined> {
+    const { blobs } = this.deps;
+    try {
+      return await blobs.s3.send(new HeadObjectCommand({ Bucket: blobs.bucket, Key: key }));
+    } catch (err) {
+      if (err instanceof NotFound || (err as { name?: string }).name === "NotFound")
+        return undefined;
+      throw err;
+    }
+  }
+}
+
+/** Why a stored object does not match its declaration, or undefined when it does. */
+function mismatch(item: UploadItem, head: HeadObjectCommandOutput): string | undefined {
+  if (head.ContentLength !== item.bytes) {
+    return `The uploaded file has ${head.ContentLength} bytes, not the ${item.bytes} declared; create a new upload`;
+  }
+  const type = mediaType(head.ContentType);
+  if (type !== item.content_type) {
+    return `The uploaded file was sent as ${type || "no content type"}, not the declared ${item.content_type}; create a new upload`;
+  }
+  return undefined;
+}
