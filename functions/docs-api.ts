@@ -5,12 +5,18 @@ import { docsModule } from "../lib/http/docs.js";
 import { intelRoutes } from "../lib/intel/routes.js";
 import { crawlRoutes } from "../lib/knowledge/crawl-routes.js";
 import { knowledgeRoutes } from "../lib/knowledge/routes.js";
+import { uploadRoutes } from "../lib/knowledge/uploads-routes.js";
 
 /**
  * Every documented route. Listed here rather than read from the manifest, whose loaders would
  * pull every function into this bundle; a test checks the two agree.
  */
-export const documentedRoutes = [...knowledgeRoutes, ...crawlRoutes, ...intelRoutes];
+export const documentedRoutes = [
+  ...knowledgeRoutes,
+  ...crawlRoutes,
+  ...uploadRoutes,
+  ...intelRoutes,
+];
 
 /** The API reference: /openapi.json and /docs, public. It touches no store, so it needs no configuration. */
 export const app = createServiceApp({

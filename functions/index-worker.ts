@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { SQSHandler, SQSRecord } from "aws-lambda";
 import { z } from "zod";
 import { loadConfig, MAX_RECEIVE_COUNT } from "../lib/config.js";
+import { fileLoader } from "../lib/knowledge/file-loader.js";
 import { Indexer, textLoader } from "../lib/knowledge/indexer.js";
 import { urlLoader } from "../lib/knowledge/url-loader.js";
 import { createLlm } from "../lib/llm/provider.js";
@@ -21,6 +22,7 @@ const indexer = new Indexer({
       fetcher: new SafeFetcher({ allowPrivate: config.ALLOW_PRIVATE_URLS }),
       blobs,
     }),
+    file: fileLoader(blobs),
   },
   embedder: createLlm(toLlmSettings(config)).embedder,
 });

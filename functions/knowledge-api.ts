@@ -3,22 +3,25 @@ import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { knowledgeApi } from "../lib/knowledge/api.js";
 import { crawlApi } from "../lib/knowledge/crawl-api.js";
+import { uploadsApi } from "../lib/knowledge/uploads-api.js";
 import { createServices } from "../lib/services.js";
 
 const services = createServices(loadConfig());
 const allowPrivate = services.config.ALLOW_PRIVATE_URLS;
 
-/** Knowledge sources, search and crawls: /api/knowledge/* */
+/** Knowledge sources, search, crawls and uploads: /api/knowledge/* */
 export const app = createServiceApp({
   authenticate: services.authenticate,
   modules: [
     knowledgeApi({
       sources: services.sources,
+      blobs: services.stores.blobs,
       retriever: services.retriever,
       maxTextBytes: services.config.MAX_TEXT_BYTES,
       allowPrivate,
     }),
     crawlApi({ crawls: services.crawls, allowPrivate }),
+    uploadsApi({ uploads: services.uploads }),
   ],
 });
 

@@ -4,6 +4,7 @@ import type { ServiceApp } from "../lib/http/app.js";
 import { intelRoutes } from "../lib/intel/routes.js";
 import { crawlRoutes } from "../lib/knowledge/crawl-routes.js";
 import { knowledgeRoutes } from "../lib/knowledge/routes.js";
+import { uploadRoutes } from "../lib/knowledge/uploads-routes.js";
 
 /**
  * Every Lambda function of the service, in one list that both the CDK stack and the local
@@ -12,7 +13,8 @@ import { knowledgeRoutes } from "../lib/knowledge/routes.js";
  */
 
 /** The SQS queues; each has a dead-letter queue and its URL in `{NAME}_QUEUE_URL`. */
-export const QUEUES = ["index", "crawl"] as const;
+/** `uploads` receives the bucket's ObjectCreated notifications for presigned uploads. */
+export const QUEUES = ["index", "crawl", "uploads"] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 export const queueUrlVariable = (queue: QueueName) => `${queue.toUpperCase()}_QUEUE_URL`;
@@ -54,7 +56,7 @@ export const apiFunctions: ApiFunction[] = [
   {
     name: "knowledge-api",
     entry: "functions/knowledge-api.ts",
-    routes: [...knowledgeRoutes, ...crawlRoutes],
+    routes: [...knowledgeRoutes, ...crawlRoutes, ...uploadRoutes],
     access: { table: "readWrite", bucket: "readWrite", sends: ["index", "crawl"] },
     memoryMb: 1024,
     load: () => import("./knowledge-api.js"),
@@ -104,6 +106,17 @@ export const queueWorkers: QueueWorker[] = [
     nodeModules: ["jsdom"],
     load: () => import("./crawl-worker.js"),
   },
+  {
+    name: "upload-events-worker",
+    entry: "functions/upload-events-worker.ts",
+    queue: "uploads",
+    batchSize: 10,
+    maxConcurrency: 5,
+    timeoutSeconds: 30,
+    memoryMb: 256,
+    access: { table: "readWrite", bucket: "readWrite", sends: ["index"] },
+    load: () => import("./upload-events-worker.js"),
+  },
 ];
 
 export interface ScheduledFunction {
@@ -125,7 +138,7 @@ export const scheduledFunctions: ScheduledFunction[] = [
     cron: "*/10 * * * *",
     cronVariable: "WATCHDOG_CRON",
     timeoutSeconds: 120,
-    access: { table: "readWrite" },
+    access: { table: "readWrite", bucket: "readWrite", sends: ["index"] },
     load: () => import("./watchdog.js"),
   },
 ];

@@ -1,14 +1,22 @@
 import type { ScheduledHandler } from "aws-lambda";
 import { loadConfig } from "../lib/config.js";
+import { Sources } from "../lib/knowledge/sources.js";
+import { Uploads, uploadSettings } from "../lib/knowledge/uploads.js";
 import { failStalledSources } from "../lib/knowledge/watchdog.js";
 import { logger } from "../lib/log.js";
 import { createStores } from "../lib/store/clients.js";
 
 const config = loadConfig();
-const { table } = createStores(config);
+const stores = createStores(config);
+const uploads = new Uploads({ ...stores, sources: new Sources(stores) }, uploadSettings(config));
 
-/** Scheduled: fails work that stopped making progress, so nothing stays `indexing` forever. */
+/**
+ * Scheduled: fails work that stopped making progress, so nothing stays `indexing` forever, and
+ * presigned uploads that never arrived (or queues those whose notification was lost).
+ * Crawls watch themselves through their own queue.
+ */
 export const handler: ScheduledHandler = async () => {
-  const stalledSources = await failStalledSources(table, config.STALL_MINUTES * 60_000);
-  logger.info("watchdog run", { stalledSources });
+  const stalledSources = await failStalledSources(stores.table, config.STALL_MINUTES * 60_000);
+  const overdueUploads = await uploads.expire();
+  logger.info("watchdog run", { stalledSources, overdueUploads });
 };

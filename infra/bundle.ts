@@ -108,6 +108,14 @@ export async function bundleFunction(
   const outfile = join(dir, "index.mjs");
   const modules = request.nodeModules ?? [];
   const result = await build(bundleOptions(request.entry, outfile, modules));
+  const inputs = Object.keys(result.metafile?.inputs ?? {});
+  if (inputs.some((input) => input.endsWith("lib/files/sandbox.ts"))) {
+    // Document parsing runs in worker threads, which load their script from beside the bundle.
+    await build({
+      ...bundleOptions("lib/files/parse-worker.ts", join(dir, "parse-worker.mjs"), modules),
+      metafile: false,
+    });
+  }
   if (modules.length > 0 && installNodeModules) {
     const dependencies = Object.fromEntries(modules.map((m) => [m, installedVersion(m)]));
     writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module", dependencies }));
@@ -120,7 +128,7 @@ export async function bundleFunction(
     name: request.name,
     dir,
     bytes: statSync(outfile).size,
-    inputs: Object.keys(result.metafile?.inputs ?? {}),
+    inputs,
   };
 }
 

@@ -1,6 +1,9 @@
 import { CfnOutput, Stack, type StackProps } from "aws-cdk-lib";
+import { EventType } from "aws-cdk-lib/aws-s3";
+import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Construct } from "constructs";
 import { apiFunctions } from "../functions/manifest.js";
+import { UPLOAD_NOTIFICATION_FILTER } from "../lib/knowledge/uploads-files.js";
 import { Api } from "./constructs/api.js";
 import { WorkQueues } from "./constructs/queues.js";
 import { Schedules } from "./constructs/schedules.js";
@@ -24,6 +27,12 @@ export class KbIntelStack extends Stack {
     };
     const storage = new Storage(this, "Storage");
     const queues = new WorkQueues(this, "Queues");
+    // Presigned uploads land straight in the bucket; its notification starts their indexing.
+    storage.bucket.addEventNotification(
+      EventType.OBJECT_CREATED,
+      new SqsDestination(queues.queue("uploads")),
+      UPLOAD_NOTIFICATION_FILTER,
+    );
     const environment = {
       TABLE_NAME: storage.table.tableName,
       BUCKET_NAME: storage.bucket.bucketName,

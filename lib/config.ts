@@ -36,6 +36,12 @@ const schema = z
     KEY_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
     /** A source still `indexing` after this many minutes is failed by the watchdog. */
     STALL_MINUTES: positiveInt(90),
+    /** Largest file accepted by the presigned upload, in bytes (multipart bodies take 4 MiB). */
+    MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024),
+    /** How long a presigned upload URL can be used. */
+    UPLOAD_URL_TTL_SECONDS: positiveInt(900),
+    /** Time after the URL expires for an upload started just before to arrive. */
+    UPLOAD_GRACE_SECONDS: positiveInt(900),
     ...llmEnv.shape,
   })
   .refine((c) => c.CHUNK_OVERLAP < c.CHUNK_SIZE / 2, {

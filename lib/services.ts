@@ -7,6 +7,7 @@ import { Crawls } from "./knowledge/crawl.js";
 import { HybridRetriever } from "./knowledge/hybrid.js";
 import { LexicalRetriever } from "./knowledge/retrieval.js";
 import { Sources } from "./knowledge/sources.js";
+import { Uploads, uploadSettings } from "./knowledge/uploads.js";
 import { createLlm } from "./llm/provider.js";
 import { toLlmSettings } from "./llm/settings.js";
 import { createStores } from "./store/clients.js";
@@ -26,18 +27,20 @@ export function createServices(config: Config) {
     { minSimilarity: config.EMBEDDING_MIN_SIMILARITY },
   );
   const brands = new BrandProfiles(stores.table);
+  const sources = new Sources(stores);
   return {
     config,
     stores,
     keys,
     llm,
     authenticate: bearerAuth(keys),
-    sources: new Sources(stores),
+    sources,
     crawls: new Crawls({
       table: stores.table,
       queue: stores.crawlQueue,
       watchSeconds: config.CRAWL_WATCH_SECONDS,
     }),
+    uploads: new Uploads({ ...stores, sources }, uploadSettings(config)),
     retriever,
     brands,
     chat: new GroundedChat({ retriever, brands, llm: llm.chat }),

@@ -1,6 +1,6 @@
 import { RemovalPolicy } from "aws-cdk-lib";
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
-import { BlockPublicAccess, Bucket, BucketEncryption } from "aws-cdk-lib/aws-s3";
+import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { TABLE_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from "../../lib/store/schema.js";
 
@@ -31,6 +31,8 @@ export class Storage extends Construct {
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       versioned: false,
+      // Browsers post presigned uploads straight to the bucket.
+      cors: [{ allowedMethods: [HttpMethods.POST], allowedOrigins: ["*"], allowedHeaders: ["*"] }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
   }

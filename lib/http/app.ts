@@ -13,8 +13,27 @@ export interface AppEnv {
   Bindings: { event?: { requestContext?: { requestId?: string } } };
 }
 
-/** Largest request body accepted by default; routes that take more set their own limit. */
+/** Largest JSON request body accepted. */
 export const DEFAULT_BODY_LIMIT = 2 * 1024 * 1024;
+/** Largest multipart body: a 4 MiB file (what fits a Lambda payload once base64-encoded) and its framing. */
+export const MULTIPART_BODY_LIMIT = 4 * 1024 * 1024 + 64 * 1024;
+
+const jsonLimit = bodyLimit({ maxSize: DEFAULT_BODY_LIMIT });
+const multipartLimit = bodyLimit({
+  maxSize: MULTIPART_BODY_LIMIT,
+  onError: () => {
+    throw new ApiError(413, "payload_too_large", "Files over 4 MB go through a presigned upload", {
+      limit: MULTIPART_BODY_LIMIT,
+      presignedUpload: "POST /api/knowledge/uploads",
+    });
+  },
+});
+
+/** Bodies are bounded before anything reads them; file uploads get room for a file. */
+const bodyLimits: MiddlewareHandler<AppEnv> = (c, next) =>
+  /^multipart\/form-data/i.test(c.req.header("content-type") ?? "")
+    ? multipartLimit(c, next)
+    : jsonLimit(c, next);
 
 /** A sub-app holding one concern's routes; validation failures become the project's 400 body. */
 export function createModule() {
@@ -50,6 +69,13 @@ function toApiError(err: Error): ApiError | undefined {
     if (err.status === 413)
       return new ApiError(413, "payload_too_large", "The request body is too large");
     if (err.status === 401) return new ApiError(401, "unauthorized", "A valid API key is required");
+    if (err.status === 415) {
+      return new ApiError(
+        415,
+        "unsupported_media_type",
+        "This route does not accept that media type",
+      );
+    }
   }
   return undefined;
 }
@@ -120,7 +146,7 @@ export function createServiceApp({ authenticate, modules }: ServiceOptions) {
     });
   });
   app.use("/api/*", authenticate);
-  app.use("/api/*", bodyLimit({ maxSize: DEFAULT_BODY_LIMIT }));
+  app.use("/api/*", bodyLimits);
   app.use("/api/*", acceptedMediaTypes);
   for (const module of modules) app.route("/", module);
 

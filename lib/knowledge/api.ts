@@ -1,5 +1,6 @@
 import { ApiError } from "../errors.js";
 import { createModule } from "../http/app.js";
+import type { Blobs } from "../store/blobs.js";
 import type { Retriever } from "./retrieval.js";
 import {
   createSource,
@@ -11,10 +12,12 @@ import {
   searchKnowledge,
 } from "./routes.js";
 import { type Sources, toPublic } from "./sources.js";
+import { createFileSource } from "./uploads-multipart.js";
 import { checkedUrl } from "./url-input.js";
 
 export interface KnowledgeApiDeps {
   sources: Sources;
+  blobs: Blobs;
   retriever: Retriever;
   maxTextBytes: number;
   /** ALLOW_PRIVATE_URLS: lets URL sources point at loopback and private hosts (development and tests). */
@@ -27,12 +30,37 @@ function nameFromText(text: string): string {
   return firstLine.length > 80 ? `${firstLine.slice(0, 77).trimEnd()}...` : firstLine;
 }
 
-export function knowledgeApi({ sources, retriever, maxTextBytes, allowPrivate }: KnowledgeApiDeps) {
+const isMultipart = (type: string | undefined) => /^multipart\/form-data/i.test(type ?? "");
+
+export function knowledgeApi({
+  sources,
+  blobs,
+  retriever,
+  maxTextBytes,
+  allowPrivate,
+}: KnowledgeApiDeps) {
   const app = createModule();
 
   app.openapi(createSource, async (c) => {
-    const body = c.req.valid("json");
     const workspaceId = c.get("workspaceId");
+    const body = isMultipart(c.req.header("content-type"))
+      ? c.req.valid("form")
+      : c.req.valid("json");
+    if ("file" in body) {
+      const { file, name } = body;
+      const created = await createFileSource({ sources, blobs }, workspaceId, file, { name });
+      const { id, name: sourceName } = created.source;
+      return c.json(
+        {
+          id,
+          status: "indexing" as const,
+          type: "file" as const,
+          name: sourceName,
+          bytes: created.bytes,
+        },
+        200,
+      );
+    }
     if (body.url !== undefined) {
       const url = checkedUrl(body.url, "url", allowPrivate);
       const item = await sources.create(workspaceId, {
@@ -82,7 +110,12 @@ export function knowledgeApi({ sources, retriever, maxTextBytes, allowPrivate }:
   });
 
   app.openapi(reindexSource, async (c) => {
-    const item = await sources.reindex(c.get("workspaceId"), c.req.valid("param").id);
+    const workspaceId = c.get("workspaceId");
+    const { id } = c.req.valid("param");
+    if ((await sources.get(workspaceId, id)).status === "awaiting_upload") {
+      throw new ApiError(409, "conflict", "The file has not been uploaded yet; upload it first");
+    }
+    const item = await sources.reindex(workspaceId, id);
     return c.json({ id: item.id, status: "indexing" as const }, 200);
   });
 

@@ -7,6 +7,7 @@ import {
   jsonResponse,
   limitParam,
 } from "../http/schemas.js";
+import { SOURCE_STATUSES } from "./sources.js";
 
 export const SourceSchema = z
   .object({
@@ -14,7 +15,7 @@ export const SourceSchema = z
     type: z.enum(["text", "url", "file"]),
     name: z.string(),
     source_url_or_path: z.string().nullable(),
-    status: z.enum(["indexing", "indexed", "failed"]),
+    status: z.enum(SOURCE_STATUSES),
     chunk_count: z.number().int(),
     enabled: z.union([z.literal(0), z.literal(1)]),
     created_at: z.string().openapi({ format: "date-time" }),
@@ -45,8 +46,23 @@ export const CreateSourceBody = z
   })
   .openapi("CreateKnowledgeSource");
 
+export const MultipartSourceBody = z
+  .object({
+    file: z
+      .instanceof(File, { message: "Send the file in a `file` field" })
+      .openapi({ type: "string", format: "binary", description: "The document (up to 4 MB)" }),
+    name: z.string().trim().min(1).max(200).optional(),
+  })
+  .openapi("UploadKnowledgeFile");
+
 const Accepted = z
-  .object({ id: z.string(), status: z.literal("indexing") })
+  .object({
+    id: z.string(),
+    status: z.literal("indexing"),
+    type: z.literal("file").optional().openapi({ description: "File uploads only" }),
+    name: z.string().optional().openapi({ description: "File uploads only" }),
+    bytes: z.number().int().optional().openapi({ description: "File uploads only" }),
+  })
   .openapi("IndexingAccepted");
 
 const IdParams = z.object({
@@ -62,9 +78,20 @@ export const createSource = createRoute({
   path: "/api/knowledge",
   tags,
   summary: "Add a knowledge source",
-  description:
-    "Creates a source from raw `text` (or a `url`) and queues it for indexing. The text limit is `MAX_TEXT_BYTES` (1,000,000 UTF-8 bytes by default); larger text is a 413.",
-  request: { body: jsonBody(CreateSourceBody) },
+  description: [
+    "Creates a source and queues it for indexing: JSON with raw `text` (limit `MAX_TEXT_BYTES`,",
+    "1,000,000 UTF-8 bytes by default) or a public `url`; or `multipart/form-data` with a `file`",
+    "(PDF, DOCX, HTML, Markdown, plain text or CSV, up to 4 MB: larger files use",
+    "`POST /api/knowledge/uploads`) and an optional `name`. Too large is a 413, another file type a 415.",
+  ].join(" "),
+  request: {
+    body: {
+      content: {
+        "application/json": { schema: CreateSourceBody },
+        "multipart/form-data": { schema: MultipartSourceBody },
+      },
+    },
+  },
   responses: { 200: jsonResponse(Accepted, "Queued for indexing"), ...commonErrors },
 });
 
@@ -77,7 +104,7 @@ export const listSources = createRoute({
     query: z.object({
       limit: limitParam(50, 100),
       cursor: cursorParam,
-      status: z.enum(["indexing", "indexed", "failed"]).optional(),
+      status: z.enum(SOURCE_STATUSES).optional(),
       enabled: booleanParam
         .optional()
         .openapi({ type: "string", enum: ["true", "false", "1", "0"] }),

@@ -5,7 +5,9 @@ import type { Queue } from "../store/queue.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 
 export type SourceType = "text" | "url" | "file";
-export type SourceStatus = "indexing" | "indexed" | "failed";
+/** `awaiting_upload`: a presigned upload's file has not arrived yet (see uploads.ts). */
+export type SourceStatus = "awaiting_upload" | "indexing" | "indexed" | "failed";
+export const SOURCE_STATUSES = ["awaiting_upload", "indexing", "indexed", "failed"] as const;
 
 /** A knowledge source as the API shows it (field names from the seed contract). */
 export interface KnowledgeSource {

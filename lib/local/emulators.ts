@@ -33,8 +33,20 @@ export async function startDynamo(dir?: string): Promise<Emulator> {
   };
 }
 
-/** An S3-compatible server (s3rver) on loopback, keeping objects as files under `dir`. */
-export async function startS3(dir?: string, buckets: string[] = []): Promise<Emulator> {
+/** An S3 event notification, as s3rver emits it for each object created. */
+export interface S3Notification {
+  Records: Array<{ eventName: string; s3: { bucket: { name: string }; object: { key: string } } }>;
+}
+
+/**
+ * An S3-compatible server (s3rver) on loopback, keeping objects as files under `dir`;
+ * `onEvent` receives its object-created notifications.
+ */
+export async function startS3(
+  dir?: string,
+  buckets: string[] = [],
+  onEvent?: (event: S3Notification) => void,
+): Promise<Emulator> {
   const directory = dir ?? (await mkdtemp(join(tmpdir(), "s3rver-")));
   await mkdir(directory, { recursive: true });
   const server = new S3rver({
@@ -45,6 +57,7 @@ export async function startS3(dir?: string, buckets: string[] = []): Promise<Emu
     vhostBuckets: false,
     configureBuckets: buckets.map((name) => ({ name })),
   });
+  if (onEvent) server.on("event", onEvent);
   const { port } = await server.run();
   return { endpoint: `http://127.0.0.1:${port}`, close: () => server.close() };
 }

@@ -13,6 +13,7 @@ import {
 } from "../../functions/manifest.js";
 import { KeyStore } from "../auth/keys.js";
 import { loadConfig, MAX_RECEIVE_COUNT } from "../config.js";
+import { UPLOAD_NOTIFICATION_FILTER } from "../knowledge/uploads-files.js";
 import { createStores } from "../store/clients.js";
 import { ensureDefaultWorkspace } from "./bootstrap.js";
 import { ensureTable, startDynamo, startS3 } from "./emulators.js";
@@ -77,13 +78,23 @@ const BUCKET_NAME = "kb-intel";
 export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   const dir = (name: string) => (options.dataDir ? join(options.dataDir, name) : undefined);
   const dynamo = await startDynamo(dir("dynamodb"));
-  const s3 = await startS3(dir("s3"), [BUCKET_NAME]);
   const queues = new LocalQueues({
     ...(options.dataDir ? { stateFile: join(options.dataDir, "queues.json") } : {}),
     maxReceiveCount: MAX_RECEIVE_COUNT,
     retryDelayMs: options.retryDelayMs ?? 1000,
   });
   const sqsEndpoint = await queues.start();
+  // The bucket notifies the uploads queue of presigned uploads, as the stack configures on AWS.
+  const { prefix, suffix } = UPLOAD_NOTIFICATION_FILTER;
+  const s3 = await startS3(dir("s3"), [BUCKET_NAME], (event) => {
+    if (
+      event.Records.some(
+        ({ s3: { object } }) => object.key.startsWith(prefix) && object.key.endsWith(suffix),
+      )
+    ) {
+      queues.send("uploads", JSON.stringify(event));
+    }
+  });
 
   Object.assign(process.env, {
     AWS_REGION: process.env.AWS_REGION ?? "us-east-1",
