@@ -1,0 +1,82 @@
+import { createModule } from "../http/app.js";
+import type { Queue } from "../store/queue.js";
+import type { Checker } from "./check.js";
+import { type Competitors, toPublic as publicCompetitor } from "./competitors.js";
+import { type Events, toPublic as publicEvent } from "./events.js";
+import {
+  checkAllCompetitors,
+  checkCompetitor,
+  createCompetitor,
+  deleteCompetitor,
+  getCompetitor,
+  listCompetitors,
+  listEvents,
+  patchEvent,
+} from "./routes.js";
+import { enqueueWorkspace } from "./sweep.js";
+
+export interface CompetitorsApiDeps {
+  competitors: Competitors;
+  events: Events;
+  /** Runs `POST .../check`; give it limits that fit the API's time budget (`API_CHECK_LIMITS`). */
+  checker: Checker;
+  /** Where `check-all` queues checks: the checks worker's queue. */
+  checksQueue: Queue;
+}
+
+/** Competitor tracking, checks and change events: /api/intel/competitors/*, /api/intel/events/* */
+export function competitorsApi({ competitors, events, checker, checksQueue }: CompetitorsApiDeps) {
+  const app = createModule();
+
+  app.openapi(createCompetitor, async (c) => {
+    const item = await competitors.create(c.get("workspaceId"), c.req.valid("json").domain);
+    return c.json(publicCompetitor(item), 201);
+  });
+
+  app.openapi(listCompetitors, async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const page = await competitors.list(c.get("workspaceId"), limit, cursor);
+    return c.json(
+      { competitors: page.items.map(publicCompetitor), nextCursor: page.nextCursor },
+      200,
+    );
+  });
+
+  // Registered before `{id}` routes so `check-all` is never read as an id.
+  app.openapi(checkAllCompetitors, async (c) => {
+    const queued = await enqueueWorkspace(competitors, checksQueue, c.get("workspaceId"));
+    return c.json({ queued }, 202);
+  });
+
+  app.openapi(getCompetitor, async (c) => {
+    const item = await competitors.get(c.get("workspaceId"), c.req.valid("param").id);
+    return c.json(publicCompetitor(item), 200);
+  });
+
+  app.openapi(deleteCompetitor, async (c) => {
+    await competitors.delete(c.get("workspaceId"), c.req.valid("param").id);
+    return c.body(null, 204);
+  });
+
+  app.openapi(checkCompetitor, async (c) => {
+    const result = await checker.check(c.get("workspaceId"), c.req.valid("param").id);
+    return c.json({ result }, 200);
+  });
+
+  app.openapi(listEvents, async (c) => {
+    const { limit, cursor, ...filter } = c.req.valid("query");
+    const page = await events.list(c.get("workspaceId"), filter, limit, cursor);
+    return c.json({ events: page.items.map(publicEvent), nextCursor: page.nextCursor }, 200);
+  });
+
+  app.openapi(patchEvent, async (c) => {
+    const event = await events.update(
+      c.get("workspaceId"),
+      c.req.valid("param").id,
+      c.req.valid("json"),
+    );
+    return c.json(event, 200);
+  });
+
+  return app;
+}

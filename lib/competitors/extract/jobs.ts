@@ -1,0 +1,111 @@
+import type { Document } from "domhandler";
+import { prevElementSibling } from "domutils";
+import {
+  all,
+  attr,
+  closest,
+  type Element,
+  first,
+  type HtmlPage,
+  isInside,
+  jsonLdOfType,
+  parentOf,
+  resolveUrl,
+  tag,
+  textOf,
+} from "./html.js";
+
+/** One open position. `team` is the department or team the board files it under. */
+export interface JobPosting {
+  title: string;
+  team: string | null;
+  location: string | null;
+  url: string | null;
+}
+
+export const jobKey = (job: JobPosting) =>
+  [job.title, job.team ?? "", job.location ?? ""]
+    .map((part) => part.toLowerCase().trim())
+    .join("|");
+
+/** Paths under which sites list single positions (`/careers/senior-engineer`). */
+const POSTING_PATH = /\/(?:careers?|jobs?|positions?|openings?|vacanc(?:y|ies)|roles?)\/[^/?#]+/i;
+const LOCATION_CLASS = /location|place|city|office/i;
+
+const stringOf = (value: unknown): string | null =>
+  typeof value === "string" && value.trim() ? value.trim() : null;
+
+/** `jobLocation` of schema.org JobPosting: a Place (or a list of them) with a PostalAddress. */
+function placeOf(value: unknown): string | null {
+  const place = (Array.isArray(value) ? value[0] : value) as Record<string, unknown> | undefined;
+  const address = place?.address as Record<string, unknown> | string | undefined;
+  if (typeof address === "string") return stringOf(address);
+  const parts = [address?.addressLocality, address?.addressRegion, address?.addressCountry]
+    .map((part) =>
+      stringOf(typeof part === "object" && part ? (part as { name?: unknown }).name : part),
+    )
+    .filter((part): part is string => part !== null);
+  return parts.length > 0 ? parts.join(", ") : null;
+}
+
+function fromJsonLd(page: HtmlPage): JobPosting[] {
+  return jsonLdOfType(page, "JobPosting").flatMap((node) => {
+    const title = stringOf(node.title);
+    if (!title) return [];
+    return [
+      {
+        title,
+        team: stringOf(node.occupationalCategory) ?? stringOf(node.industry),
+        location:
+          placeOf(node.jobLocation) ?? (node.jobLocationType === "TELECOMMUTE" ? "Remote" : null),
+        url: stringOf(node.url),
+      },
+    ];
+  });
+}
+
+const isTeamHeading = tag("h2", "h3", "h4");
+const hasLocationClass = (el: Element) => LOCATION_CLASS.test(attr(el, "class"));
+const isTitle = (el: Element) => tag("h3", "h4", "strong")(el) || /title/i.test(attr(el, "class"));
+
+/** The nearest heading before an element in its list: how careers pages group roles by team. */
+function teamOf(el: Element, section: Element | Document): string | null {
+  for (let node: Element | null = el; node && node !== section; node = parentOf(node)) {
+    for (let prev = prevElementSibling(node); prev; prev = prevElementSibling(prev)) {
+      if (isTeamHeading(prev)) return textOf(prev) || null;
+    }
+  }
+  return null;
+}
+
+/**
+ * Job postings of a careers page: its schema.org JobPosting data when present, otherwise the links
+ * that point at single positions, with the team heading above them and a location label beside.
+ */
+export function extractJobs(page: HtmlPage): JobPosting[] {
+  const structured = fromJsonLd(page);
+  if (structured.length > 0) return structured;
+  const pagePath = new URL(page.url).pathname.replace(/\/$/, "");
+  const main = first(page.root, tag("main")) ?? page.root;
+  const jobs = new Map<string, JobPosting>();
+  for (const anchor of all(main, tag("a"))) {
+    const url = resolveUrl(attr(anchor, "href"), page.url);
+    const path = url ? new URL(url).pathname.replace(/\/$/, "") : "";
+    if (!url || jobs.has(url) || !POSTING_PATH.test(path) || path === pagePath) continue;
+    const item = closest(anchor, tag("li", "article", "tr")) ?? anchor;
+    const location = first(item, hasLocationClass);
+    const titleEl = first(anchor, isTitle);
+    let title = textOf(titleEl ?? anchor);
+    if (!titleEl && location && isInside(location, anchor)) {
+      title = title.replace(textOf(location), "").trim();
+    }
+    if (title.length < 3 || title.length > 120) continue;
+    jobs.set(url, {
+      title,
+      team: teamOf(item, main),
+      location: location ? textOf(location) || null : null,
+      url,
+    });
+  }
+  return [...jobs.values()];
+}

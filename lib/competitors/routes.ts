@@ -1,0 +1,207 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import {
+  booleanParam,
+  commonErrors,
+  cursorParam,
+  ErrorSchema,
+  jsonBody,
+  jsonResponse,
+  limitParam,
+} from "../http/schemas.js";
+import { EVENT_TYPES } from "./events.js";
+import { SEVERITIES } from "./severity.js";
+
+export const CompetitorSchema = z
+  .object({
+    id: z.string().openapi({ example: "comp_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
+    domain: z.string().openapi({ example: "acme.com" }),
+    name: z.string().openapi({ description: "The domain" }),
+    homepage: z.string().nullable().openapi({
+      description: "Where checks start when a URL was given; otherwise https://{domain}/",
+    }),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    lastAnalyzedAt: z.string().nullable().openapi({ format: "date-time" }),
+  })
+  .openapi("Competitor");
+
+const CheckResultSchema = z
+  .object({
+    result: z.object({
+      ok: z.boolean().openapi({ description: "False when the site could not be read" }),
+      changed: z.boolean().openapi({ description: "True when change events were recorded" }),
+      summary: z.string(),
+    }),
+  })
+  .openapi("CompetitorCheckResult");
+
+export const EventSchema = z
+  .object({
+    id: z.string().openapi({ example: "evt_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
+    competitorId: z.string(),
+    competitorDomain: z.string(),
+    type: z.enum(EVENT_TYPES),
+    severity: z.enum(SEVERITIES),
+    title: z.string(),
+    aiBrief: z.string(),
+    details: z
+      .object({
+        change: z.string().openapi({ example: "price_increased" }),
+        subject: z.string(),
+        before: z.unknown(),
+        after: z.unknown(),
+        url: z.string().nullable(),
+        percent: z.number().nullable().optional(),
+        closedTeams: z.array(z.string()).optional(),
+      })
+      .openapi({ description: "What changed, with the values before and after" }),
+    isRead: z.boolean(),
+    isActioned: z.boolean(),
+    detectedAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("CompetitorEvent");
+
+const idParams = (example: string) =>
+  z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, example }) });
+const CompetitorId = idParams("comp_01JD3Q8Y5V2N6W3KX9T7M4PZ8R");
+const EventId = idParams("evt_01JD3Q8Y5V2N6W3KX9T7M4PZ8R");
+
+const tags = ["Competitors"];
+
+export const createCompetitor = createRoute({
+  method: "post",
+  path: "/api/intel/competitors",
+  tags,
+  summary: "Track a competitor",
+  description:
+    "`domain` is a bare domain or a URL. It is normalised (lowercase, punycode; scheme, path and a leading `www.` dropped; a non-default port kept) and a workspace tracks each normalised domain once (409). When a URL is given, its scheme and path are the homepage checks start from.",
+  request: {
+    body: jsonBody(
+      z.strictObject({
+        domain: z.string().max(2048).openapi({ example: "https://www.acme.com/" }),
+      }),
+    ),
+  },
+  responses: {
+    201: jsonResponse(CompetitorSchema, "Tracked"),
+    409: jsonResponse(ErrorSchema, "The domain is tracked already"),
+    ...commonErrors,
+  },
+});
+
+export const listCompetitors = createRoute({
+  method: "get",
+  path: "/api/intel/competitors",
+  tags,
+  summary: "List tracked competitors, newest first",
+  request: { query: z.object({ limit: limitParam(50, 100), cursor: cursorParam }) },
+  responses: {
+    200: jsonResponse(
+      z.object({ competitors: z.array(CompetitorSchema), nextCursor: z.string().nullable() }),
+      "One page of competitors",
+    ),
+    ...commonErrors,
+  },
+});
+
+export const getCompetitor = createRoute({
+  method: "get",
+  path: "/api/intel/competitors/{id}",
+  tags,
+  summary: "Get one competitor",
+  request: { params: CompetitorId },
+  responses: { 200: jsonResponse(CompetitorSchema, "The competitor"), ...commonErrors },
+});
+
+export const deleteCompetitor = createRoute({
+  method: "delete",
+  path: "/api/intel/competitors/{id}",
+  tags,
+  summary: "Stop tracking a competitor",
+  description: "Removes the competitor and its snapshots; its events stay listable.",
+  request: { params: CompetitorId },
+  responses: { 204: { description: "Deleted" }, ...commonErrors },
+});
+
+export const checkCompetitor = createRoute({
+  method: "post",
+  path: "/api/intel/competitors/{id}/check",
+  tags,
+  summary: "Check a competitor's site for changes now",
+  description:
+    "Reads the homepage, pricing, careers and blog pages within a bounded number of requests and time, compares them with the last snapshot and records an event per real change. The first check records a baseline. An unreachable site answers `ok: false` with the reason. A 409 while another check of the competitor runs.",
+  request: { params: CompetitorId },
+  responses: {
+    200: jsonResponse(CheckResultSchema, "The check's outcome"),
+    409: jsonResponse(ErrorSchema, "A check of this competitor is running"),
+    ...commonErrors,
+  },
+});
+
+export const checkAllCompetitors = createRoute({
+  method: "post",
+  path: "/api/intel/competitors/check-all",
+  tags,
+  summary: "Queue a check of every competitor",
+  responses: {
+    202: jsonResponse(
+      z.object({ queued: z.number().int().openapi({ description: "Checks queued" }) }),
+      "Queued",
+    ),
+    ...commonErrors,
+  },
+});
+
+export const listEvents = createRoute({
+  method: "get",
+  path: "/api/intel/events",
+  tags,
+  summary: "List competitor change events, newest first",
+  request: {
+    query: z.object({
+      limit: limitParam(20, 100),
+      cursor: cursorParam,
+      severity: z.enum(SEVERITIES).optional(),
+      competitorId: z.string().max(64).optional(),
+      type: z.enum(EVENT_TYPES).optional(),
+      isRead: booleanParam
+        .optional()
+        .openapi({ type: "string", enum: ["true", "false", "1", "0"] }),
+    }),
+  },
+  responses: {
+    200: jsonResponse(
+      z.object({ events: z.array(EventSchema), nextCursor: z.string().nullable() }),
+      "One page of events",
+    ),
+    ...commonErrors,
+  },
+});
+
+export const patchEvent = createRoute({
+  method: "patch",
+  path: "/api/intel/events/{id}",
+  tags,
+  summary: "Mark an event read or actioned",
+  request: {
+    params: EventId,
+    body: jsonBody(
+      z
+        .strictObject({ isRead: z.boolean().optional(), isActioned: z.boolean().optional() })
+        .refine((b) => b.isRead !== undefined || b.isActioned !== undefined, {
+          message: "Give `isRead`, `isActioned` or both",
+        }),
+    ),
+  },
+  responses: { 200: jsonResponse(EventSchema, "The updated event"), ...commonErrors },
+});
+
+export const competitorRoutes = [
+  createCompetitor,
+  listCompetitors,
+  checkAllCompetitors,
+  getCompetitor,
+  deleteCompetitor,
+  checkCompetitor,
+  listEvents,
+  patchEvent,
+];

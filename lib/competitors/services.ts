@@ -1,0 +1,40 @@
+import type { Blobs } from "../store/blobs.js";
+import type { Table } from "../store/table.js";
+import { ROBOTS_AGENT } from "../web/robots.js";
+import type { BriefWriter } from "./brief.js";
+import { Checker, type CheckLimits } from "./check.js";
+import { Competitors } from "./competitors.js";
+import { Events } from "./events.js";
+import type { AtsApis } from "./extract/ats.js";
+import type { Fetcher } from "./fetcher.js";
+import { Snapshots } from "./snapshot.js";
+
+export interface CompetitorServiceDeps {
+  table: Table;
+  blobs: Blobs;
+  /** The safe fetcher, through `competitorFetcher` (or a fixture fetcher in tests). */
+  fetcher: Fetcher;
+  limits: CheckLimits;
+  briefWriter?: BriefWriter;
+  atsApis?: AtsApis;
+}
+
+/** The competitor services over one table and bucket, wired to each other. */
+export function createCompetitorServices(deps: CompetitorServiceDeps) {
+  const snapshots = new Snapshots(deps.blobs);
+  const competitors = new Competitors({ table: deps.table, snapshots });
+  const events = new Events(deps.table);
+  const checker = new Checker({
+    competitors,
+    events,
+    snapshots,
+    fetcher: deps.fetcher,
+    limits: deps.limits,
+    robotsAgent: ROBOTS_AGENT,
+    ...(deps.atsApis ? { atsApis: deps.atsApis } : {}),
+    ...(deps.briefWriter ? { briefWriter: deps.briefWriter } : {}),
+  });
+  return { snapshots, competitors, events, checker };
+}
+
+export type CompetitorServices = ReturnType<typeof createCompetitorServices>;

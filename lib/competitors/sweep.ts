@@ -1,0 +1,96 @@
+import { z } from "zod";
+import { mapLimit } from "../async.js";
+import { ApiError } from "../errors.js";
+import { logger } from "../log.js";
+import type { Queue } from "../store/queue.js";
+import type { Table } from "../store/table.js";
+import type { Checker } from "./check.js";
+import { type Competitors, competitorIndexPage } from "./competitors.js";
+
+/** One queued check of one competitor. */
+export const CheckMessage = z.object({
+  kind: z.literal("competitor-check"),
+  workspaceId: z.string().min(1),
+  competitorId: z.string().min(1),
+  /** When the check was asked for: a competitor checked since then is not checked again. */
+  requestedAt: z.iso.datetime(),
+});
+export type CheckMessage = z.infer<typeof CheckMessage>;
+
+/** Messages sent at once; SQS takes them one call each. */
+const SEND_CONCURRENCY = 10;
+const SWEEP_PAGE = 100;
+
+async function enqueue(
+  queue: Queue,
+  targets: Array<{ workspaceId: string; competitorId: string }>,
+  requestedAt: string,
+): Promise<number> {
+  await mapLimit(targets, SEND_CONCURRENCY, ({ workspaceId, competitorId }) =>
+    queue.send({
+      kind: "competitor-check",
+      workspaceId,
+      competitorId,
+      requestedAt,
+    } satisfies CheckMessage),
+  );
+  return targets.length;
+}
+
+/**
+ * Queues a check of every competitor of one workspace; answers how many. A 503 when the queue
+ * fails: checks queued before the failure run, and asking again queues no duplicate work.
+ */
+export async function enqueueWorkspace(
+  competitors: Competitors,
+  queue: Queue,
+  workspaceId: string,
+): Promise<number> {
+  const ids = await competitors.ids(workspaceId);
+  const targets = ids.map((competitorId) => ({ workspaceId, competitorId }));
+  try {
+    return await enqueue(queue, targets, new Date().toISOString());
+  } catch (err) {
+    logger.error("competitor checks could not be queued", { workspaceId, error: err });
+    throw new ApiError(503, "service_unavailable", "Checks could not be queued; try again");
+  }
+}
+
+/** Queues a check of every competitor of every workspace, a page of the sweep index at a time. */
+export async function sweepAll(table: Table, queue: Queue): Promise<number> {
+  const requestedAt = new Date().toISOString();
+  let queued = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await competitorIndexPage(table, SWEEP_PAGE, cursor);
+    queued += await enqueue(queue, page.items, requestedAt);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return queued;
+}
+
+export type QueuedCheckOutcome = "checked" | "gone" | "busy" | "done already";
+
+/**
+ * Runs one queued check. A competitor deleted since, one checked since the request, or one whose
+ * check is running right now needs nothing more: the message succeeds without a second check, so
+ * duplicate and late deliveries change nothing. Anything else that fails throws, to be retried.
+ */
+export async function runQueuedCheck(
+  checker: Checker,
+  competitors: Competitors,
+  message: CheckMessage,
+): Promise<QueuedCheckOutcome> {
+  const item = await competitors.find(message.workspaceId, message.competitorId);
+  if (!item) return "gone";
+  if (item.lastCheckedAt && item.lastCheckedAt >= message.requestedAt) return "done already";
+  try {
+    const result = await checker.check(message.workspaceId, message.competitorId);
+    logger.info("competitor checked", { ...message, ok: result.ok, changed: result.changed });
+    return "checked";
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return "gone";
+    if (err instanceof ApiError && err.status === 409) return "busy";
+    throw err;
+  }
+}

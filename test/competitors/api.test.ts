@@ -1,0 +1,331 @@
+import type { MiddlewareHandler } from "hono";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { competitorsApi } from "../../lib/competitors/api.js";
+import type { Competitor } from "../../lib/competitors/competitors.js";
+import type { CompetitorEvent, EventDraft } from "../../lib/competitors/events.js";
+import { competitorBlobPrefix } from "../../lib/competitors/snapshot.js";
+import { ApiError, type ErrorBody } from "../../lib/errors.js";
+import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
+import { Queue } from "../../lib/store/queue.js";
+import { startWorld, type World } from "./world.js";
+
+interface CompetitorList {
+  competitors: Competitor[];
+  nextCursor: string | null;
+}
+
+interface EventList {
+  events: CompetitorEvent[];
+  nextCursor: string | null;
+}
+
+interface CheckAnswer {
+  result: { ok: boolean; changed: boolean; summary: string };
+}
+
+/** Stands in for API-key auth: the workspace comes from a header. */
+const testAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const workspaceId = c.req.header("x-test-workspace");
+  if (!workspaceId) throw new ApiError(401, "unauthorized", "No workspace");
+  c.set("workspaceId", workspaceId);
+  await next();
+};
+
+describe("competitors API", () => {
+  let world: World;
+  let app: ReturnType<typeof createServiceApp>;
+
+  /** One request; `T` is the body expected on success (errors have the one error shape). */
+  const call = async <T = Competitor>(
+    method: string,
+    path: string,
+    options: { body?: unknown; workspace?: string } = {},
+  ) => {
+    const res = await app.request(path, {
+      method,
+      headers: {
+        "x-test-workspace": options.workspace ?? "ws_a",
+        "content-type": "application/json",
+      },
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+    });
+    const text = await res.text();
+    const body = (text ? JSON.parse(text) : null) as T & Partial<ErrorBody>;
+    return { status: res.status, body };
+  };
+  const add = (domain: string, workspace?: string) =>
+    call("POST", "/api/intel/competitors", {
+      body: { domain },
+      ...(workspace ? { workspace } : {}),
+    });
+  const domains = (list: CompetitorList) => list.competitors.map((c) => c.domain);
+
+  beforeAll(async () => {
+    world = await startWorld();
+    app = createServiceApp({
+      authenticate: testAuth,
+      modules: [competitorsApi({ ...world.services, checksQueue: world.aws.queue("checks") })],
+    });
+  });
+  afterAll(() => world.close());
+
+  describe("adding competitors", () => {
+    it("answers 201 with the normalised domain as domain and name", async () => {
+      const res = await add("  Acme.COM ");
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({
+        id: expect.stringMatching(/^comp_[0-9A-Z]{26}$/),
+        domain: "acme.com",
+        name: "acme.com",
+        homepage: null,
+        createdAt: expect.any(String),
+        lastAnalyzedAt: null,
+      });
+    });
+
+    it.each([
+      "acme.com",
+      "www.acme.com",
+      "https://www.acme.com/pricing?x=1",
+      "HTTP://ACME.COM:80/",
+      "acme.com.",
+    ])("answers 409 for %s, the same normalised domain", async (domain) => {
+      const res = await add(domain);
+      expect(res.status).toBe(409);
+      expect(res.body.error).toMatchObject({ code: "conflict", details: { domain: "acme.com" } });
+    });
+
+    it("keeps a URL's scheme and path as the homepage, and a non-default port", async () => {
+      const res = await add("http://www.Beta.io:8080/en/home");
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({
+        domain: "beta.io:8080",
+        homepage: "http://www.beta.io:8080/en/home",
+      });
+    });
+
+    it("stores international domains in punycode", async () => {
+      expect((await add("Bücher.example")).body).toMatchObject({ domain: "xn--bcher-kva.example" });
+    });
+
+    it.each([
+      "",
+      "not a domain",
+      "localhost",
+      "-bad.com",
+      "ftp://acme.org",
+      "http://u:p@acme.org",
+      "acme.123",
+      "[::1]",
+    ])("answers 400 for %j", async (domain) => {
+      const res = await add(domain);
+      expect(res.status).toBe(400);
+      expect(res.body.error?.code).toBe("validation_failed");
+    });
+
+    it("answers 400 for a body without a domain", async () => {
+      const res = await call("POST", "/api/intel/competitors", { body: { url: "acme.com" } });
+      expect(res.status).toBe(400);
+    });
+  });
+
+  describe("reading and deleting competitors", () => {
+    it("lists a workspace's competitors, newest first, and no one else's", async () => {
+      await add("other.org", "ws_b");
+      const all = await call<CompetitorList>("GET", "/api/intel/competitors");
+      expect(all.status).toBe(200);
+      expect(domains(all.body)).toEqual(["xn--bcher-kva.example", "beta.io:8080", "acme.com"]);
+      expect(all.body.nextCursor).toBeNull();
+      const page = await call<CompetitorList>("GET", "/api/intel/competitors?limit=2");
+      expect(page.body.competitors).toHaveLength(2);
+      const cursor = page.body.nextCursor ?? "";
+      const rest = await call<CompetitorList>(
+        "GET",
+        `/api/intel/competitors?limit=2&cursor=${cursor}`,
+      );
+      expect(domains(rest.body)).toEqual(["acme.com"]);
+    });
+
+    it("answers 404 for another workspace's competitor and for unknown ids", async () => {
+      const [mine] = (await call<CompetitorList>("GET", "/api/intel/competitors")).body.competitors;
+      const path = `/api/intel/competitors/${mine?.id}`;
+      expect((await call("GET", path)).body).toEqual(mine);
+      expect((await call("GET", path, { workspace: "ws_b" })).status).toBe(404);
+      expect((await call("DELETE", path, { workspace: "ws_b" })).status).toBe(404);
+      expect((await call("GET", "/api/intel/competitors/comp_nope")).status).toBe(404);
+    });
+
+    it("deletes a competitor with its snapshots but keeps its events, and frees its domain", async () => {
+      const workspace = "ws_del";
+      const { id } = (await add(world.site.origin, workspace)).body;
+      const checkPath = `/api/intel/competitors/${id}/check`;
+      const baseline = await call<CheckAnswer>("POST", checkPath, { workspace });
+      expect(baseline.body).toEqual({
+        result: { ok: true, changed: false, summary: expect.stringMatching(/^Baseline recorded/) },
+      });
+      world.site.state.headline = "Something new";
+      const checked = await call<CheckAnswer>("POST", checkPath, { workspace });
+      expect(checked.body.result).toMatchObject({ ok: true, changed: true });
+      expect(await world.aws.blobs.list(competitorBlobPrefix(workspace, id))).not.toEqual([]);
+
+      const path = `/api/intel/competitors/${id}`;
+      expect((await call("DELETE", path, { workspace })).status).toBe(204);
+      expect((await call("GET", path, { workspace })).status).toBe(404);
+      expect(await world.aws.blobs.list(competitorBlobPrefix(workspace, id))).toEqual([]);
+      const events = await call<EventList>("GET", `/api/intel/events?competitorId=${id}`, {
+        workspace,
+      });
+      expect(events.body.events).toMatchObject([{ competitorId: id, type: "messaging" }]);
+      expect((await add(world.site.origin, workspace)).status).toBe(201);
+    });
+
+    it("answers 404 when checking an unknown competitor", async () => {
+      const res = await call(
+        "POST",
+        "/api/intel/competitors/comp_01JD3Q8Y5V2N6W3KX9T7M4PZ8R/check",
+      );
+      expect(res.status).toBe(404);
+    });
+  });
+
+  describe("check-all", () => {
+    it("queues one check per competitor of the caller's workspace and answers 202 with the count", async () => {
+      const res = await call<{ queued: number }>("POST", "/api/intel/competitors/check-all");
+      expect(res).toEqual({ status: 202, body: { queued: 3 } });
+      const messages = world.aws.queues
+        .pending("checks")
+        .map((body) => JSON.parse(body) as unknown);
+      const ids = (
+        await call<CompetitorList>("GET", "/api/intel/competitors")
+      ).body.competitors.map((c) => c.id);
+      expect(messages).toEqual(
+        expect.arrayContaining(
+          ids.map((competitorId) => ({
+            kind: "competitor-check",
+            workspaceId: "ws_a",
+            competitorId,
+            requestedAt: expect.any(String),
+          })),
+        ),
+      );
+      expect(messages).toHaveLength(3);
+    });
+
+    it("answers 503 for check-all when the checks queue fails", async () => {
+      const working = world.aws.queue("checks");
+      const missing = new Queue(working.sqs, working.url.replace(/checks$/, "missing"));
+      const broken = createServiceApp({
+        authenticate: testAuth,
+        modules: [competitorsApi({ ...world.services, checksQueue: missing })],
+      });
+      const res = await broken.request("/api/intel/competitors/check-all", {
+        method: "POST",
+        headers: { "x-test-workspace": "ws_a" },
+      });
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as ErrorBody).error.code).toBe("service_unavailable");
+    });
+  });
+
+  describe("events", () => {
+    const workspace = "ws_events";
+    const draft = (i: number): EventDraft => ({
+      competitorId: i % 2 === 0 ? "comp_EVEN" : "comp_ODD",
+      competitorDomain: "acme.com",
+      type: (["pricing", "hiring", "content"] as const)[i % 3] ?? "pricing",
+      severity: (["low", "medium", "high", "critical"] as const)[i % 4] ?? "low",
+      title: `Event ${i}`,
+      aiBrief: `Brief ${i}`,
+      details: {
+        change: "plan_added",
+        subject: `Plan ${i}`,
+        before: null,
+        after: { i },
+        url: null,
+      },
+    });
+    const list = (query = "") => call<EventList>("GET", `/api/intel/events${query}`, { workspace });
+    const titles = (res: { body: EventList }) => res.body.events.map((e) => e.title);
+    const patch = (id: string, body: unknown, as = workspace) =>
+      call<CompetitorEvent>("PATCH", `/api/intel/events/${id}`, { body, workspace: as });
+
+    beforeAll(async () => {
+      for (let i = 0; i < 120; i++) {
+        const detectedAt = new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString();
+        await world.services.events.record(workspace, [draft(i)], detectedAt);
+      }
+    });
+
+    it("lists 20 events by default, newest first, with every field", async () => {
+      const res = await list();
+      expect(res.status).toBe(200);
+      expect(titles(res)).toHaveLength(20);
+      expect(titles(res).slice(0, 3)).toEqual(["Event 119", "Event 118", "Event 117"]);
+      expect(Object.keys(res.body.events[0] ?? {}).sort()).toEqual([
+        "aiBrief",
+        "competitorDomain",
+        "competitorId",
+        "details",
+        "detectedAt",
+        "id",
+        "isActioned",
+        "isRead",
+        "severity",
+        "title",
+        "type",
+      ]);
+      expect(res.body.events[0]?.id).toMatch(/^evt_/);
+      expect(res.body.nextCursor).toEqual(expect.any(String));
+    });
+
+    it("pages with limit and cursor up to 100, and refuses a larger limit", async () => {
+      const first = await list("?limit=100");
+      expect(titles(first)).toHaveLength(100);
+      const second = await list(`?limit=100&cursor=${first.body.nextCursor}`);
+      expect(titles(second)).toHaveLength(20);
+      expect(titles(second)[0]).toBe("Event 19");
+      expect(second.body.nextCursor).toBeNull();
+      const tooMany = await list("?limit=101");
+      expect(tooMany.status).toBe(400);
+      expect(tooMany.body.error?.code).toBe("validation_failed");
+      expect((await list("?cursor=garbage")).body.error?.code).toBe("invalid_cursor");
+    });
+
+    it("filters by severity, competitor, type and read state, alone and together", async () => {
+      const high = await list("?severity=high&limit=100");
+      expect(titles(high)).toHaveLength(30);
+      expect(new Set(high.body.events.map((e) => e.severity))).toEqual(new Set(["high"]));
+      expect(titles(await list("?competitorId=comp_ODD&limit=100"))).toHaveLength(60);
+      // hiring is i % 3 === 1 and critical is i % 4 === 3: i = 7, 19, 31, ... 115
+      const hiringCritical = titles(await list("?type=hiring&severity=critical&limit=100"));
+      expect(hiringCritical).toHaveLength(10);
+      expect(hiringCritical.at(-1)).toBe("Event 7");
+      expect((await list("?severity=urgent")).status).toBe(400);
+      expect((await list("?type=rumours")).status).toBe(400);
+      expect(titles(await list("?isRead=true"))).toEqual([]);
+    });
+
+    it("marks events read and actioned with PATCH", async () => {
+      const [event] = (await list("?limit=1")).body.events;
+      const id = event?.id ?? "";
+      const read = await patch(id, { isRead: true });
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual({ ...event, isRead: true });
+      expect((await patch(id, { isActioned: true, isRead: false })).body).toMatchObject({
+        isRead: false,
+        isActioned: true,
+      });
+      await patch(id, { isRead: true });
+      expect((await list("?isRead=true")).body.events.map((e) => e.id)).toEqual([id]);
+      expect(titles(await list("?isRead=false&limit=100"))).toHaveLength(100);
+    });
+
+    it("refuses an empty or unknown patch, and another workspace's event", async () => {
+      const id = (await list("?limit=1")).body.events[0]?.id ?? "";
+      expect((await patch(id, {})).status).toBe(400);
+      expect((await patch(id, { seen: true })).status).toBe(400);
+      expect((await patch(id, { isRead: true }, "ws_a")).status).toBe(404);
+      expect((await patch("evt_nope", { isRead: true })).status).toBe(404);
+    });
+  });
+});

@@ -1,0 +1,218 @@
+import { describe, expect, it } from "vitest";
+import { formatPrice, summarize, titleOf } from "../../lib/competitors/brief.js";
+import { type Change, diffFacts } from "../../lib/competitors/diff.js";
+import type { ContentItem } from "../../lib/competitors/extract/content.js";
+import type { JobPosting } from "../../lib/competitors/extract/jobs.js";
+import type { Plan } from "../../lib/competitors/extract/pricing.js";
+import { severityOf } from "../../lib/competitors/severity.js";
+import type { Facts } from "../../lib/competitors/snapshot.js";
+import { fingerprints } from "../../lib/competitors/snapshot.js";
+
+const plan = (name: string, price: number | null, extra: Partial<Plan> = {}): Plan => ({
+  name,
+  price,
+  currency: price === null ? null : "USD",
+  period: price ? "month" : null,
+  perSeat: false,
+  contactSales: price === null,
+  ...extra,
+});
+const job = (title: string, team: string | null, location = "Remote"): JobPosting => ({
+  title,
+  team,
+  location,
+  url: null,
+});
+const post = (slug: string, date: string | null): ContentItem => ({
+  title: slug,
+  url: `https://acme.com/blog/${slug}`,
+  date,
+});
+
+const pricing = (...plans: Plan[]): Facts => ({
+  pricing: { url: "https://acme.com/pricing", plans },
+});
+const hiring = (...jobs: JobPosting[]): Facts => ({
+  hiring: { url: "https://acme.com/careers", source: "page", jobs },
+});
+const content = (...items: ContentItem[]): Facts => ({
+  content: { url: "https://acme.com/feed", items },
+});
+const messaging = (headline: string, claims: string[] = []): Facts => ({
+  messaging: { url: "https://acme.com/", headline, claims },
+});
+const kinds = (changes: Change[]) => changes.map((c) => c.kind);
+
+describe("diffFacts", () => {
+  it("sees plans added, removed, repriced, hidden and published", () => {
+    const changes = diffFacts(
+      pricing(
+        plan("Basic", 10),
+        plan("Pro", 30),
+        plan("Team", 50),
+        plan("Old", 5),
+        plan("Custom", null),
+      ),
+      pricing(
+        plan("basic plan", 10),
+        plan("Pro", 24),
+        plan("Team", null),
+        plan("New", 99),
+        plan("Custom", 500),
+      ),
+    );
+    expect(kinds(changes)).toEqual([
+      "price_decreased",
+      "now_contact_sales",
+      "plan_added",
+      "price_published",
+      "plan_removed",
+    ]);
+    expect(changes[0]).toMatchObject({ subject: "Pro", percent: -20 });
+  });
+
+  it("calls a change of currency, period or seat basis a price change", () => {
+    const yearly = plan("Pro", 30, { period: "year" });
+    expect(kinds(diffFacts(pricing(plan("Pro", 30)), pricing(yearly)))).toEqual(["price_changed"]);
+  });
+
+  it("groups postings: a new team apart, other new postings together, closed postings together", () => {
+    const changes = diffFacts(
+      hiring(job("Engineer", "Engineering"), job("AE", "Sales"), job("SDR", "Sales")),
+      hiring(
+        job("Engineer", "Engineering"),
+        job("SRE", "engineering"),
+        job("Analyst", "Data"),
+        job("ML", "Data"),
+      ),
+    );
+    expect(changes).toMatchObject([
+      { kind: "team_added", subject: "Data", after: [{ title: "Analyst" }, { title: "ML" }] },
+      { kind: "postings_added", subject: "1 new job posting", after: [{ title: "SRE" }] },
+      { kind: "postings_removed", subject: "2 job postings closed", closedTeams: ["Sales"] },
+    ]);
+  });
+
+  it("reports new posts only, not old ones leaving or re-entering the window", () => {
+    const before = content(post("b", "2025-02-01"), post("c", "2025-01-15"));
+    const after = content(
+      post("new", "2025-03-01"),
+      post("b", "2025-02-01"),
+      post("ancient", "2024-05-01"),
+    );
+    expect(diffFacts(before, after)).toMatchObject([{ kind: "content_published", subject: "new" }]);
+  });
+
+  it("folds many new posts at once into one change", () => {
+    const many = Array.from({ length: 8 }, (_, i) => post(`p${i}`, "2025-03-01"));
+    expect(diffFacts(content(post("a", "2025-01-01")), content(...many))).toMatchObject([
+      { kind: "content_batch", subject: "8 new posts" },
+    ]);
+  });
+
+  it("sees headline and claims rewrites, but not moving numbers or reordering", () => {
+    const before = messaging("Join 10,000 teams", ["Fast", "Secure", "Since 2019"]);
+    expect(
+      diffFacts(before, messaging("Join 12,500 teams", ["Since 2020", "Secure", "Fast"])),
+    ).toEqual([]);
+    expect(diffFacts(before, messaging("Built for teams", ["Fast", "Private"]))).toMatchObject([
+      { kind: "headline_changed", before: "Join 10,000 teams", after: "Built for teams" },
+      { kind: "claims_changed", before: ["Secure", "Since 2019"], after: ["Private"] },
+    ]);
+  });
+
+  it("compares only sections present on both sides", () => {
+    expect(diffFacts(pricing(plan("Pro", 30)), hiring(job("Engineer", "Engineering")))).toEqual([]);
+  });
+});
+
+describe("fingerprints", () => {
+  it("ignore order and page URLs, and differ on a real change", () => {
+    const a = fingerprints({
+      ...pricing(plan("A", 1), plan("B", 2)),
+      ...messaging("Hi", ["x", "y"]),
+    });
+    const b = fingerprints({
+      pricing: { url: "https://acme.com/plans", plans: [plan("B", 2), plan("A", 1)] },
+      ...messaging("Hi", ["y", "x"]),
+    });
+    expect(b).toEqual(a);
+    expect(fingerprints(pricing(plan("A", 1), plan("B", 3))).pricing).not.toBe(a.pricing);
+    expect(Object.keys(a).sort()).toEqual(["messaging", "pricing"]);
+  });
+});
+
+describe("severityOf", () => {
+  const priced = (from: number | null, to: number) =>
+    diffFacts(
+      pricing(plan("Pro", from, from === 0 ? { period: "month" } : {})),
+      pricing(plan("Pro", to)),
+    )[0] as Change;
+
+  it.each<[string, Change, string]>([
+    ["a 20% price rise", priced(10, 12), "high"],
+    ["a 25% price cut", priced(40, 30), "critical"],
+    ["a free plan starting to charge", priced(0, 9), "critical"],
+    ["a new plan", diffFacts(pricing(), pricing(plan("X", 5)))[0] as Change, "high"],
+    [
+      "a plan going contact-sales",
+      diffFacts(pricing(plan("X", 5)), pricing(plan("X", null)))[0] as Change,
+      "high",
+    ],
+    ["a new team hiring", diffFacts(hiring(), hiring(job("A", "Data")))[0] as Change, "medium"],
+    [
+      "one more posting",
+      diffFacts(hiring(job("A", "Ops")), hiring(job("A", "Ops"), job("B", "Ops")))[0] as Change,
+      "low",
+    ],
+    [
+      "five more postings",
+      diffFacts(
+        hiring(job("A", "Ops")),
+        hiring(job("A", "Ops"), ...["B", "C", "D", "E", "F"].map((t) => job(t, "Ops"))),
+      )[0] as Change,
+      "medium",
+    ],
+    [
+      "a closed posting",
+      diffFacts(hiring(job("A", "Ops"), job("B", "Ops")), hiring(job("A", "Ops")))[0] as Change,
+      "low",
+    ],
+    [
+      "a team's last posting closing",
+      diffFacts(hiring(job("A", "Ops"), job("B", "Data")), hiring(job("A", "Ops")))[0] as Change,
+      "medium",
+    ],
+    ["a new post", diffFacts(content(), content(post("x", null)))[0] as Change, "low"],
+    ["a new headline", diffFacts(messaging("A"), messaging("B"))[0] as Change, "medium"],
+    ["new claims", diffFacts(messaging("A", ["x"]), messaging("A", ["y"]))[0] as Change, "low"],
+  ])("rates %s %s", (_, change, severity) => {
+    expect(severityOf(change)).toBe(severity);
+  });
+});
+
+describe("titles and deterministic briefs", () => {
+  it("format prices as people read them", () => {
+    expect(formatPrice(plan("A", 29))).toBe("$29 per month");
+    expect(formatPrice(plan("A", 9.5, { currency: "EUR", perSeat: true, period: "year" }))).toBe(
+      "€9.50 per seat per year",
+    );
+    expect(formatPrice(plan("A", 0))).toBe("free");
+    expect(formatPrice(plan("A", null))).toBe("contact sales");
+    expect(formatPrice(plan("A", 199, { period: "once" }))).toBe("$199 one-time");
+  });
+
+  it("state the change with its values before and after", () => {
+    const [change] = diffFacts(pricing(plan("Pro", 30)), pricing(plan("Pro", 24)));
+    if (!change) throw new Error("expected a change");
+    expect(titleOf(change)).toBe("Pro price fell from $30 per month to $24 per month");
+    expect(summarize(change, "acme.com")).toBe(
+      "acme.com lowered the price of its Pro plan from $30 per month to $24 per month (-20%) (https://acme.com/pricing).",
+    );
+    const [closed] = diffFacts(hiring(job("AE", "Sales")), hiring());
+    if (!closed) throw new Error("expected a change");
+    expect(summarize(closed, "acme.com")).toBe(
+      "acme.com closed 1 role: AE. No openings remain in Sales.",
+    );
+  });
+});
