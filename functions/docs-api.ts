@@ -1,4 +1,5 @@
 import { handle } from "hono/aws-lambda";
+import { competitorRoutes } from "../lib/competitors/routes.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { denyAll } from "../lib/http/auth.js";
 import { docsModule } from "../lib/http/docs.js";
@@ -15,6 +16,7 @@ export const documentedRoutes = [
   ...knowledgeRoutes,
   ...crawlRoutes,
   ...uploadRoutes,
+  ...competitorRoutes,
   ...intelRoutes,
 ];
 

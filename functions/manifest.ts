@@ -1,5 +1,6 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { ScheduledHandler, SQSHandler } from "aws-lambda";
+import { competitorRoutes } from "../lib/competitors/routes.js";
 import type { ServiceApp } from "../lib/http/app.js";
 import { intelRoutes } from "../lib/intel/routes.js";
 import { crawlRoutes } from "../lib/knowledge/crawl-routes.js";
@@ -14,7 +15,7 @@ import { uploadRoutes } from "../lib/knowledge/uploads-routes.js";
 
 /** The SQS queues; each has a dead-letter queue and its URL in `{NAME}_QUEUE_URL`. */
 /** `uploads` receives the bucket's ObjectCreated notifications for presigned uploads. */
-export const QUEUES = ["index", "crawl", "uploads"] as const;
+export const QUEUES = ["index", "crawl", "uploads", "checks"] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 export const queueUrlVariable = (queue: QueueName) => `${queue.toUpperCase()}_QUEUE_URL`;
@@ -70,6 +71,13 @@ export const apiFunctions: ApiFunction[] = [
     load: () => import("./intel-api.js"),
   },
   {
+    name: "competitors-api",
+    entry: "functions/competitors-api.ts",
+    routes: competitorRoutes,
+    access: { table: "readWrite", bucket: "readWrite", sends: ["checks"] },
+    load: () => import("./competitors-api.js"),
+  },
+  {
     name: "docs-api",
     entry: "functions/docs-api.ts",
     routes: [
@@ -117,6 +125,18 @@ export const queueWorkers: QueueWorker[] = [
     access: { table: "readWrite", bucket: "readWrite", sends: ["index"] },
     load: () => import("./upload-events-worker.js"),
   },
+  {
+    name: "competitor-check-worker",
+    entry: "functions/competitor-check-worker.ts",
+    queue: "checks",
+    batchSize: 4,
+    // Each check already spreads its requests over one site; a few at once is plenty.
+    maxConcurrency: 2,
+    timeoutSeconds: 180,
+    memoryMb: 512,
+    access: { table: "readWrite", bucket: "readWrite" },
+    load: () => import("./competitor-check-worker.js"),
+  },
 ];
 
 export interface ScheduledFunction {
@@ -140,6 +160,16 @@ export const scheduledFunctions: ScheduledFunction[] = [
     timeoutSeconds: 120,
     access: { table: "readWrite", bucket: "readWrite", sends: ["index"] },
     load: () => import("./watchdog.js"),
+  },
+  {
+    name: "competitor-sweep",
+    entry: "functions/competitor-sweep.ts",
+    // Nightly at 03:00 UTC.
+    cron: "0 3 * * *",
+    cronVariable: "SWEEP_CRON",
+    timeoutSeconds: 300,
+    access: { table: "read", sends: ["checks"] },
+    load: () => import("./competitor-sweep.js"),
   },
 ];
 

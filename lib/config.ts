@@ -17,6 +17,7 @@ const schema = z
     BUCKET_NAME: z.string().min(1),
     INDEX_QUEUE_URL: z.string().url(),
     CRAWL_QUEUE_URL: z.string().url(),
+    CHECKS_QUEUE_URL: z.string().url(),
     /** Local development and tests only: lets URL sources, crawls and checks reach private hosts. */
     ALLOW_PRIVATE_URLS: flag,
     /** Least time between two requests of one crawl to the same host. */
@@ -36,6 +37,16 @@ const schema = z
     KEY_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
     /** A source still `indexing` after this many minutes is failed by the watchdog. */
     STALL_MINUTES: positiveInt(90),
+    /** Time a queued competitor check may spend reading a site (API checks get less). */
+    CHECK_BUDGET_MS: positiveInt(45_000),
+    /** Requests per queued competitor check, robots.txt included. */
+    CHECK_MAX_FETCHES: positiveInt(25),
+    /** Least time between two requests of a check to one host. */
+    CHECK_POLITENESS_MS: z.coerce.number().int().min(0).default(1_000),
+    /** Longest single request of a check. */
+    CHECK_REQUEST_TIMEOUT_MS: positiveInt(10_000),
+    /** Competitor checks run at once in one worker invocation. */
+    CHECK_CONCURRENCY: positiveInt(2),
     /** Largest file accepted by the presigned upload, in bytes (multipart bodies take 4 MiB). */
     MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024),
     /** How long a presigned upload URL can be used. */

@@ -12,6 +12,7 @@ export interface Stores {
   blobs: Blobs;
   indexQueue: Queue;
   crawlQueue: Queue;
+  checksQueue: Queue;
 }
 
 /**
@@ -29,5 +30,6 @@ export function createStores(config: Config): Stores {
     blobs: new Blobs(s3, config.BUCKET_NAME),
     indexQueue: new Queue(sqs, config.INDEX_QUEUE_URL),
     crawlQueue: new Queue(sqs, config.CRAWL_QUEUE_URL),
+    checksQueue: new Queue(sqs, config.CHECKS_QUEUE_URL),
   };
 }

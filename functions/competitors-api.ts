@@ -1,0 +1,30 @@
+import { handle } from "hono/aws-lambda";
+import { KeyStore } from "../lib/auth/keys.js";
+import { competitorsApi } from "../lib/competitors/api.js";
+import { API_CHECK_LIMITS } from "../lib/competitors/check.js";
+import { createCompetitorServices } from "../lib/competitors/services.js";
+import { competitorFetcher } from "../lib/competitors/web-fetcher.js";
+import { loadConfig } from "../lib/config.js";
+import { createServiceApp } from "../lib/http/app.js";
+import { bearerAuth } from "../lib/http/auth.js";
+import { createStores } from "../lib/store/clients.js";
+import { SafeFetcher } from "../lib/web/fetch.js";
+
+// Wired from the stores directly: the model client and search of `createServices` would more
+// than double this bundle for nothing it serves.
+const config = loadConfig();
+const stores = createStores(config);
+const services = createCompetitorServices({
+  table: stores.table,
+  blobs: stores.blobs,
+  fetcher: competitorFetcher(new SafeFetcher({ allowPrivate: config.ALLOW_PRIVATE_URLS })),
+  limits: API_CHECK_LIMITS,
+});
+
+/** Tracked competitors, their checks and change events: /api/intel/competitors/*, /api/intel/events/* */
+export const app = createServiceApp({
+  authenticate: bearerAuth(new KeyStore(stores.table, config.KEY_CACHE_SECONDS)),
+  modules: [competitorsApi({ ...services, checksQueue: stores.checksQueue })],
+});
+
+export const handler = handle(app);
