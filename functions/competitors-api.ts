@@ -1,12 +1,12 @@
 import { handle } from "hono/aws-lambda";
-import { KeyStore } from "../lib/auth/keys.js";
 import { competitorsApi } from "../lib/competitors/api.js";
 import { API_CHECK_LIMITS } from "../lib/competitors/check.js";
 import { createCompetitorServices } from "../lib/competitors/services.js";
 import { competitorFetcher } from "../lib/competitors/web-fetcher.js";
-import { loadConfig } from "../lib/config.js";
+import { loadConfig, quotaLimits } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
-import { bearerAuth } from "../lib/http/auth.js";
+import { apiGuards } from "../lib/http/guards.js";
+import { Quotas } from "../lib/limits/quotas.js";
 import { createStores } from "../lib/store/clients.js";
 import { SafeFetcher } from "../lib/web/fetch.js";
 
@@ -23,8 +23,14 @@ const services = createCompetitorServices({
 
 /** Tracked competitors, their checks and change events: /api/intel/competitors/*, /api/intel/events/* */
 export const app = createServiceApp({
-  authenticate: bearerAuth(new KeyStore(stores.table, config.KEY_CACHE_SECONDS)),
-  modules: [competitorsApi({ ...services, checksQueue: stores.checksQueue })],
+  ...apiGuards(stores.table, config),
+  modules: [
+    competitorsApi({
+      ...services,
+      checksQueue: stores.checksQueue,
+      quotas: new Quotas(stores.table, quotaLimits(config)),
+    }),
+  ],
 });
 
 export const handler = handle(app);

@@ -8,7 +8,7 @@ const services = createServices(loadConfig());
 
 /** Brand profile and grounded chat: /api/brand, /api/chat */
 export const app = createServiceApp({
-  authenticate: services.authenticate,
+  ...services.guards,
   modules: [intelApi({ brands: services.brands, chat: services.chat })],
 });
 

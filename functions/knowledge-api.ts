@@ -11,7 +11,7 @@ const allowPrivate = services.config.ALLOW_PRIVATE_URLS;
 
 /** Knowledge sources, search, crawls and uploads: /api/knowledge/* */
 export const app = createServiceApp({
-  authenticate: services.authenticate,
+  ...services.guards,
   modules: [
     knowledgeApi({
       sources: services.sources,
@@ -19,9 +19,10 @@ export const app = createServiceApp({
       retriever: services.retriever,
       maxTextBytes: services.config.MAX_TEXT_BYTES,
       allowPrivate,
+      quotas: services.quotas,
     }),
-    crawlApi({ crawls: services.crawls, allowPrivate }),
-    uploadsApi({ uploads: services.uploads }),
+    crawlApi({ crawls: services.crawls, allowPrivate, quotas: services.quotas }),
+    uploadsApi({ uploads: services.uploads, quotas: services.quotas }),
   ],
 });
 

@@ -47,6 +47,13 @@ const schema = z
     CHECK_REQUEST_TIMEOUT_MS: positiveInt(10_000),
     /** Competitor checks run at once in one worker invocation. */
     CHECK_CONCURRENCY: positiveInt(2),
+    /** Requests per minute one workspace may make to the API (429 beyond). */
+    RATE_LIMIT_PER_MINUTE: positiveInt(600),
+    /** Daily quotas per workspace (UTC days); beyond them the work is a 429 naming the quota. */
+    QUOTA_CRAWL_PAGES_PER_DAY: positiveInt(2_000),
+    QUOTA_UPLOAD_BYTES_PER_DAY: positiveInt(1024 * 1024 * 1024),
+    QUOTA_MODEL_CALLS_PER_DAY: positiveInt(2_000),
+    QUOTA_COMPETITOR_CHECKS_PER_DAY: positiveInt(500),
     /** Largest file accepted by the presigned upload, in bytes (multipart bodies take 4 MiB). */
     MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024),
     /** How long a presigned upload URL can be used. */
@@ -71,3 +78,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return parsed.data;
 }
+
+/** The daily quotas of a configuration. */
+export const quotaLimits = (config: Config) => ({
+  crawl_pages: config.QUOTA_CRAWL_PAGES_PER_DAY,
+  upload_bytes: config.QUOTA_UPLOAD_BYTES_PER_DAY,
+  model_calls: config.QUOTA_MODEL_CALLS_PER_DAY,
+  competitor_checks: config.QUOTA_COMPETITOR_CHECKS_PER_DAY,
+});

@@ -1,6 +1,5 @@
-import { KeyStore } from "./auth/keys.js";
-import type { Config } from "./config.js";
-import { bearerAuth } from "./http/auth.js";
+import { type Config, quotaLimits } from "./config.js";
+import { apiGuards } from "./http/guards.js";
 import { BrandProfiles } from "./intel/brand.js";
 import { GroundedChat } from "./intel/chat.js";
 import { Crawls } from "./knowledge/crawl.js";
@@ -8,6 +7,7 @@ import { HybridRetriever } from "./knowledge/hybrid.js";
 import { LexicalRetriever } from "./knowledge/retrieval.js";
 import { Sources } from "./knowledge/sources.js";
 import { Uploads, uploadSettings } from "./knowledge/uploads.js";
+import { Quotas } from "./limits/quotas.js";
 import { createLlm } from "./llm/provider.js";
 import { toLlmSettings } from "./llm/settings.js";
 import { createStores } from "./store/clients.js";
@@ -15,7 +15,6 @@ import { createStores } from "./store/clients.js";
 /** Everything the API functions need, built once per process from its configuration. */
 export function createServices(config: Config) {
   const stores = createStores(config);
-  const keys = new KeyStore(stores.table, config.KEY_CACHE_SECONDS);
   const llm = createLlm(toLlmSettings(config));
   const retriever = new HybridRetriever(
     {
@@ -31,9 +30,9 @@ export function createServices(config: Config) {
   return {
     config,
     stores,
-    keys,
     llm,
-    authenticate: bearerAuth(keys),
+    guards: apiGuards(stores.table, config),
+    quotas: new Quotas(stores.table, quotaLimits(config)),
     sources,
     crawls: new Crawls({
       table: stores.table,

@@ -1,4 +1,5 @@
 import { createModule } from "../http/app.js";
+import type { Quotas } from "../limits/quotas.js";
 import type { Queue } from "../store/queue.js";
 import type { Checker } from "./check.js";
 import { type Competitors, toPublic as publicCompetitor } from "./competitors.js";
@@ -20,12 +21,20 @@ export interface CompetitorsApiDeps {
   events: Events;
   /** Runs `POST .../check`; give it limits that fit the API's time budget (`API_CHECK_LIMITS`). */
   checker: Checker;
+  /** Takes each check, queued or direct, from the workspace's daily quota. */
+  quotas: Quotas;
   /** Where `check-all` queues checks: the checks worker's queue. */
   checksQueue: Queue;
 }
 
 /** Competitor tracking, checks and change events: /api/intel/competitors/*, /api/intel/events/* */
-export function competitorsApi({ competitors, events, checker, checksQueue }: CompetitorsApiDeps) {
+export function competitorsApi({
+  competitors,
+  events,
+  checker,
+  checksQueue,
+  quotas,
+}: CompetitorsApiDeps) {
   const app = createModule();
 
   app.openapi(createCompetitor, async (c) => {
@@ -44,7 +53,10 @@ export function competitorsApi({ competitors, events, checker, checksQueue }: Co
 
   // Registered before `{id}` routes so `check-all` is never read as an id.
   app.openapi(checkAllCompetitors, async (c) => {
-    const queued = await enqueueWorkspace(competitors, checksQueue, c.get("workspaceId"));
+    const workspaceId = c.get("workspaceId");
+    const queued = await enqueueWorkspace(competitors, checksQueue, workspaceId, (count) =>
+      quotas.consume(workspaceId, "competitor_checks", count),
+    );
     return c.json({ queued }, 202);
   });
 
@@ -59,7 +71,11 @@ export function competitorsApi({ competitors, events, checker, checksQueue }: Co
   });
 
   app.openapi(checkCompetitor, async (c) => {
-    const result = await checker.check(c.get("workspaceId"), c.req.valid("param").id);
+    const workspaceId = c.get("workspaceId");
+    const { id } = c.req.valid("param");
+    await competitors.get(workspaceId, id);
+    await quotas.consume(workspaceId, "competitor_checks");
+    const result = await checker.check(workspaceId, id);
     return c.json({ result }, 200);
   });
 

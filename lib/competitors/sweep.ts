@@ -45,8 +45,11 @@ export async function enqueueWorkspace(
   competitors: Competitors,
   queue: Queue,
   workspaceId: string,
+  /** Runs before anything is queued, with the number of checks (to take them from a quota). */
+  reserve: (count: number) => Promise<void> = async () => undefined,
 ): Promise<number> {
   const ids = await competitors.ids(workspaceId);
+  if (ids.length > 0) await reserve(ids.length);
   const targets = ids.map((competitorId) => ({ workspaceId, competitorId }));
   try {
     return await enqueue(queue, targets, new Date().toISOString());

@@ -120,6 +120,8 @@ const acceptedMediaTypes: MiddlewareHandler<AppEnv> = async (c, next) => {
 export interface ServiceOptions {
   /** Guards every `/api/*` route. */
   authenticate: MiddlewareHandler<AppEnv>;
+  /** Runs after authentication on every `/api/*` route: the per-workspace request limit. */
+  rateLimit?: MiddlewareHandler<AppEnv>;
   modules: Module[];
 }
 
@@ -127,7 +129,7 @@ export interface ServiceOptions {
  * The root app of a Lambda function, or of the local server with every module mounted:
  * request ids, one structured log line per request, auth on /api, and one error body everywhere.
  */
-export function createServiceApp({ authenticate, modules }: ServiceOptions) {
+export function createServiceApp({ authenticate, rateLimit, modules }: ServiceOptions) {
   const app = new OpenAPIHono<AppEnv>();
 
   app.use("*", async (c, next) => {
@@ -146,6 +148,7 @@ export function createServiceApp({ authenticate, modules }: ServiceOptions) {
     });
   });
   app.use("/api/*", authenticate);
+  if (rateLimit) app.use("/api/*", rateLimit);
   app.use("/api/*", bodyLimits);
   app.use("/api/*", acceptedMediaTypes);
   for (const module of modules) app.route("/", module);

@@ -1,5 +1,6 @@
 import { ApiError } from "../errors.js";
 import { createModule } from "../http/app.js";
+import type { Quotas } from "../limits/quotas.js";
 import type { Blobs } from "../store/blobs.js";
 import type { Retriever } from "./retrieval.js";
 import {
@@ -20,6 +21,7 @@ export interface KnowledgeApiDeps {
   blobs: Blobs;
   retriever: Retriever;
   maxTextBytes: number;
+  quotas: Quotas;
   /** ALLOW_PRIVATE_URLS: lets URL sources point at loopback and private hosts (development and tests). */
   allowPrivate: boolean;
 }
@@ -38,6 +40,7 @@ export function knowledgeApi({
   retriever,
   maxTextBytes,
   allowPrivate,
+  quotas,
 }: KnowledgeApiDeps) {
   const app = createModule();
 
@@ -48,6 +51,7 @@ export function knowledgeApi({
       : c.req.valid("json");
     if ("file" in body) {
       const { file, name } = body;
+      await quotas.consume(workspaceId, "upload_bytes", file.size);
       const created = await createFileSource({ sources, blobs }, workspaceId, file, { name });
       const { id, name: sourceName } = created.source;
       return c.json(

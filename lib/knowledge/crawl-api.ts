@@ -1,5 +1,5 @@
-import { ApiError } from "../errors.js";
 import { createModule } from "../http/app.js";
+import type { Quotas } from "../limits/quotas.js";
 import { type Crawls, toPublicCrawl, toPublicPage } from "./crawl.js";
 import { cancelCrawl, getCrawl, listCrawlPages, startCrawl } from "./crawl-routes.js";
 import { checkedUrl } from "./url-input.js";
@@ -8,16 +8,20 @@ export interface CrawlApiDeps {
   crawls: Crawls;
   /** ALLOW_PRIVATE_URLS: lets seeds point at loopback and private hosts (development and tests). */
   allowPrivate: boolean;
+  quotas: Quotas;
 }
 
 /** Site crawls: /api/knowledge/crawl/* */
-export function crawlApi({ crawls, allowPrivate }: CrawlApiDeps) {
+export function crawlApi({ crawls, allowPrivate, quotas }: CrawlApiDeps) {
   const app = createModule();
 
   app.openapi(startCrawl, async (c) => {
     const body = c.req.valid("json");
+    const workspaceId = c.get("workspaceId");
     const seedUrl = checkedUrl(body.seedUrl, "seedUrl", allowPrivate);
-    const crawl = await crawls.start(c.get("workspaceId"), { ...body, seedUrl });
+    // A crawl takes its whole page cap from the daily quota up front, so it never stops half way.
+    await quotas.consume(workspaceId, "crawl_pages", body.maxPages);
+    const crawl = await crawls.start(workspaceId, { ...body, seedUrl });
     return c.json(
       { crawlId: crawl.crawlId, status: "indexing" as const, maxPages: crawl.maxPages },
       200,

@@ -1,13 +1,17 @@
 import { createModule } from "../http/app.js";
+import type { Quotas } from "../limits/quotas.js";
 import type { Uploads } from "./uploads.js";
 import { createUpload } from "./uploads-routes.js";
 
 /** `POST /api/knowledge/uploads`: presigned uploads for large files. */
-export function uploadsApi({ uploads }: { uploads: Uploads }) {
+export function uploadsApi({ uploads, quotas }: { uploads: Uploads; quotas: Quotas }) {
   const app = createModule();
 
   app.openapi(createUpload, async (c) => {
-    const pending = await uploads.create(c.get("workspaceId"), c.req.valid("json"));
+    const workspaceId = c.get("workspaceId");
+    const request = c.req.valid("json");
+    await quotas.consume(workspaceId, "upload_bytes", request.bytes);
+    const pending = await uploads.create(workspaceId, request);
     return c.json(pending, 200);
   });
 

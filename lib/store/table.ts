@@ -9,7 +9,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { ApiError } from "../errors.js";
-import { type IndexName, TABLE_INDEXES } from "./schema.js";
+import { type IndexName, TABLE_INDEXES, TTL_ATTRIBUTE } from "./schema.js";
 
 export type Item = Record<string, unknown> & { pk: string; sk: string };
 
@@ -129,6 +129,41 @@ export class Table {
         }),
       );
       return res.Attributes as T;
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Adds `amount` to a numeric attribute (creating the item), unless that would take it past
+   * `max`. Answers the new value, or undefined when the limit would be exceeded. `expiresAt`
+   * (epoch seconds) lets DynamoDB's time to live remove counters whose window has passed.
+   */
+  async increment(
+    pk: string,
+    sk: string,
+    field: string,
+    amount: number,
+    limits: { max: number; expiresAt: number },
+  ): Promise<number | undefined> {
+    try {
+      const res = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.name,
+          Key: { pk, sk },
+          UpdateExpression: "ADD #n :amount SET #ttl = :ttl",
+          ConditionExpression: "attribute_not_exists(#n) OR #n <= :room",
+          ExpressionAttributeNames: { "#n": field, "#ttl": TTL_ATTRIBUTE },
+          ExpressionAttributeValues: {
+            ":amount": amount,
+            ":room": limits.max - amount,
+            ":ttl": limits.expiresAt,
+          },
+          ReturnValues: "UPDATED_NEW",
+        }),
+      );
+      return Number(res.Attributes?.[field] ?? amount);
     } catch (err) {
       if (isConditionFailure(err)) return undefined;
       throw err;

@@ -7,6 +7,7 @@ import { competitorBlobPrefix } from "../../lib/competitors/snapshot.js";
 import { ApiError, type ErrorBody } from "../../lib/errors.js";
 import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
 import { Queue } from "../../lib/store/queue.js";
+import { roomyQuotas } from "../support/aws.js";
 import { startWorld, type World } from "./world.js";
 
 interface CompetitorList {
@@ -64,7 +65,13 @@ describe("competitors API", () => {
     world = await startWorld();
     app = createServiceApp({
       authenticate: testAuth,
-      modules: [competitorsApi({ ...world.services, checksQueue: world.aws.queue("checks") })],
+      modules: [
+        competitorsApi({
+          ...world.services,
+          checksQueue: world.aws.queue("checks"),
+          quotas: roomyQuotas(world.aws.table),
+        }),
+      ],
     });
   });
   afterAll(() => world.close());
@@ -216,7 +223,13 @@ describe("competitors API", () => {
       const missing = new Queue(working.sqs, working.url.replace(/checks$/, "missing"));
       const broken = createServiceApp({
         authenticate: testAuth,
-        modules: [competitorsApi({ ...world.services, checksQueue: missing })],
+        modules: [
+          competitorsApi({
+            ...world.services,
+            checksQueue: missing,
+            quotas: roomyQuotas(world.aws.table),
+          }),
+        ],
       });
       const res = await broken.request("/api/intel/competitors/check-all", {
         method: "POST",

@@ -9,7 +9,7 @@ import { Crawler } from "../../lib/knowledge/crawler.js";
 import { Sources } from "../../lib/knowledge/sources.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { RobotsCache } from "../../lib/web/robots.js";
-import { startAws, type TestAws } from "../support/aws.js";
+import { roomyQuotas, startAws, type TestAws } from "../support/aws.js";
 import { htmlPage, prose, respond, type Site, startSite } from "../support/sites.js";
 
 /** The bearer token is the workspace id: tenancy without the key store. */
@@ -78,11 +78,11 @@ describe("crawl API", () => {
     });
     strictApp = createServiceApp({
       authenticate: testAuth,
-      modules: [crawlApi({ crawls, allowPrivate: false })],
+      modules: [crawlApi({ crawls, allowPrivate: false, quotas: roomyQuotas(aws.table) })],
     });
     localApp = createServiceApp({
       authenticate: testAuth,
-      modules: [crawlApi({ crawls, allowPrivate: true })],
+      modules: [crawlApi({ crawls, allowPrivate: true, quotas: roomyQuotas(aws.table) })],
     });
   });
   afterAll(async () => {

@@ -23,6 +23,7 @@ import { Blobs } from "../../lib/store/blobs.js";
 import { Queue } from "../../lib/store/queue.js";
 import { Table } from "../../lib/store/table.js";
 import { pdfBytes } from "../files/support/documents.js";
+import { roomyQuotas } from "../support/aws.js";
 
 /**
  * The presigned flow end to end, as the local runtime runs it: a real POST to s3rver with the
@@ -76,6 +77,7 @@ beforeAll(async () => {
     S3_FORCE_PATH_STYLE: "true",
     INDEX_QUEUE_URL: queues.create("index"),
     CRAWL_QUEUE_URL: queues.create("crawl"),
+    CHECKS_QUEUE_URL: queues.create("checks"),
   });
   queues.create("upload-events");
   await ensureTable(new DynamoDBClient({}), "uploads-test");
@@ -119,7 +121,10 @@ beforeAll(async () => {
   const keys = new KeyStore(stores.table, 0);
   workspaceId = (await keys.createWorkspace("Uploads")).id;
   apiKey = (await keys.createKey(workspaceId)).key;
-  api = createServiceApp({ authenticate: bearerAuth(keys), modules: [uploadsApi({ uploads })] });
+  api = createServiceApp({
+    authenticate: bearerAuth(keys),
+    modules: [uploadsApi({ uploads, quotas: roomyQuotas(stores.table) })],
+  });
 });
 
 afterAll(async () => {

@@ -2,6 +2,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { Quotas } from "../../lib/limits/quotas.js";
 import { ensureTable, startDynamo, startS3 } from "../../lib/local/emulators.js";
 import { LocalQueues } from "../../lib/local/queues.js";
 import { Blobs } from "../../lib/store/blobs.js";
@@ -51,3 +52,12 @@ export async function startAws(): Promise<TestAws> {
     },
   };
 }
+
+/** Daily quotas too large to matter, for tests about something else. */
+export const roomyQuotas = (table: Table) =>
+  new Quotas(table, {
+    crawl_pages: 1e9,
+    upload_bytes: 1e12,
+    model_calls: 1e9,
+    competitor_checks: 1e9,
+  });

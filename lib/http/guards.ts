@@ -1,0 +1,13 @@
+import { KeyStore } from "../auth/keys.js";
+import type { Config } from "../config.js";
+import { rateLimit } from "../limits/rate-limit.js";
+import type { Table } from "../store/table.js";
+import { bearerAuth } from "./auth.js";
+
+/** What stands before every `/api/*` route of a function: the API key, then the workspace's rate limit. */
+export function apiGuards(table: Table, config: Config) {
+  return {
+    authenticate: bearerAuth(new KeyStore(table, config.KEY_CACHE_SECONDS)),
+    rateLimit: rateLimit(table, config.RATE_LIMIT_PER_MINUTE),
+  };
+}
