@@ -1,8 +1,9 @@
-import { CfnOutput, Stack, type StackProps } from "aws-cdk-lib";
+import { CfnOutput, SecretValue, Stack, type StackProps } from "aws-cdk-lib";
 import { EventType } from "aws-cdk-lib/aws-s3";
 import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Construct } from "constructs";
 import { apiFunctions } from "../functions/manifest.js";
+import { CONFIG_KEYS } from "../lib/config.js";
 import { UPLOAD_NOTIFICATION_FILTER } from "../lib/knowledge/uploads-files.js";
 import { Api } from "./constructs/api.js";
 import { WorkQueues } from "./constructs/queues.js";
@@ -15,6 +16,25 @@ import { Workers } from "./constructs/workers.js";
 export interface KbIntelStackProps extends StackProps {
   /** Folders of the bundled functions by name, from `bundleAll` in `infra/bundle.ts`. */
   bundles: Map<string, { dir: string }>;
+  /** Service settings for every function (model, limits, quotas...), e.g. from the synth environment. */
+  settings?: Record<string, string>;
+  /** A Secrets Manager secret holding the model provider's API key, read at deploy time. */
+  openAiKeySecret?: string;
+}
+
+/** What the stack itself decides; a setting of the same name is ignored. */
+const MANAGED = new Set(["TABLE_NAME", "BUCKET_NAME", "OPENAI_API_KEY", "ALLOW_PRIVATE_URLS"]);
+
+/** The service's settings present in an environment, minus what the stack manages. */
+export function settingsFrom(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    CONFIG_KEYS.flatMap((key) => {
+      const value = env[key];
+      return value !== undefined && !MANAGED.has(key) && !key.endsWith("_QUEUE_URL")
+        ? [[key, value]]
+        : [];
+    }),
+  );
 }
 
 export class KbIntelStack extends Stack {
@@ -34,9 +54,16 @@ export class KbIntelStack extends Stack {
       UPLOAD_NOTIFICATION_FILTER,
     );
     const environment = {
+      ...props.settings,
       TABLE_NAME: storage.table.tableName,
       BUCKET_NAME: storage.bucket.bucketName,
       ...queues.environment(),
+      // The key is a dynamic reference: CloudFormation resolves it, the template never holds it.
+      ...(props.openAiKeySecret
+        ? {
+            OPENAI_API_KEY: SecretValue.secretsManager(props.openAiKeySecret).unsafeUnwrap(),
+          }
+        : {}),
     };
 
     const functions = apiFunctions.map((spec) => {

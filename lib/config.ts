@@ -11,61 +11,64 @@ const flag = z
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
-const schema = z
-  .object({
-    TABLE_NAME: z.string().min(1),
-    BUCKET_NAME: z.string().min(1),
-    INDEX_QUEUE_URL: z.string().url(),
-    CRAWL_QUEUE_URL: z.string().url(),
-    CHECKS_QUEUE_URL: z.string().url(),
-    /** Local development and tests only: lets URL sources, crawls and checks reach private hosts. */
-    ALLOW_PRIVATE_URLS: flag,
-    /** Least time between two requests of one crawl to the same host. */
-    CRAWL_POLITENESS_MS: z.coerce.number().int().min(0).default(1000),
-    /** A crawl without progress for this long is checked, nudged, then failed. */
-    CRAWL_STALL_SECONDS: positiveInt(900),
-    /** How often a running crawl is checked for progress. */
-    CRAWL_WATCH_SECONDS: z.coerce.number().int().positive().max(900).default(300),
-    /** Path-style S3 addressing, needed by S3-compatible emulators. */
-    S3_FORCE_PATH_STYLE: flag,
-    /** Largest text source accepted by the API, in UTF-8 bytes. */
-    MAX_TEXT_BYTES: positiveInt(1_000_000),
-    /** Target chunk size and overlap, in characters. */
-    CHUNK_SIZE: positiveInt(1200),
-    CHUNK_OVERLAP: z.coerce.number().int().min(0).default(200),
-    /** How long a verified API key stays cached in a warm process, in seconds. */
-    KEY_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
-    /** A source still `indexing` after this many minutes is failed by the watchdog. */
-    STALL_MINUTES: positiveInt(90),
-    /** Time a queued competitor check may spend reading a site (API checks get less). */
-    CHECK_BUDGET_MS: positiveInt(45_000),
-    /** Requests per queued competitor check, robots.txt included. */
-    CHECK_MAX_FETCHES: positiveInt(25),
-    /** Least time between two requests of a check to one host. */
-    CHECK_POLITENESS_MS: z.coerce.number().int().min(0).default(1_000),
-    /** Longest single request of a check. */
-    CHECK_REQUEST_TIMEOUT_MS: positiveInt(10_000),
-    /** Competitor checks run at once in one worker invocation. */
-    CHECK_CONCURRENCY: positiveInt(2),
-    /** Requests per minute one workspace may make to the API (429 beyond). */
-    RATE_LIMIT_PER_MINUTE: positiveInt(600),
-    /** Daily quotas per workspace (UTC days); beyond them the work is a 429 naming the quota. */
-    QUOTA_CRAWL_PAGES_PER_DAY: positiveInt(2_000),
-    QUOTA_UPLOAD_BYTES_PER_DAY: positiveInt(1024 * 1024 * 1024),
-    QUOTA_MODEL_CALLS_PER_DAY: positiveInt(2_000),
-    QUOTA_COMPETITOR_CHECKS_PER_DAY: positiveInt(500),
-    /** Largest file accepted by the presigned upload, in bytes (multipart bodies take 4 MiB). */
-    MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024),
-    /** How long a presigned upload URL can be used. */
-    UPLOAD_URL_TTL_SECONDS: positiveInt(900),
-    /** Time after the URL expires for an upload started just before to arrive. */
-    UPLOAD_GRACE_SECONDS: positiveInt(900),
-    ...llmEnv.shape,
-  })
-  .refine((c) => c.CHUNK_OVERLAP < c.CHUNK_SIZE / 2, {
-    message: "CHUNK_OVERLAP must be less than half of CHUNK_SIZE",
-    path: ["CHUNK_OVERLAP"],
-  });
+const fields = z.object({
+  TABLE_NAME: z.string().min(1),
+  BUCKET_NAME: z.string().min(1),
+  INDEX_QUEUE_URL: z.string().url(),
+  CRAWL_QUEUE_URL: z.string().url(),
+  CHECKS_QUEUE_URL: z.string().url(),
+  /** Local development and tests only: lets URL sources, crawls and checks reach private hosts. */
+  ALLOW_PRIVATE_URLS: flag,
+  /** Least time between two requests of one crawl to the same host. */
+  CRAWL_POLITENESS_MS: z.coerce.number().int().min(0).default(1000),
+  /** A crawl without progress for this long is checked, nudged, then failed. */
+  CRAWL_STALL_SECONDS: positiveInt(900),
+  /** How often a running crawl is checked for progress. */
+  CRAWL_WATCH_SECONDS: z.coerce.number().int().positive().max(900).default(300),
+  /** Path-style S3 addressing, needed by S3-compatible emulators. */
+  S3_FORCE_PATH_STYLE: flag,
+  /** Largest text source accepted by the API, in UTF-8 bytes. */
+  MAX_TEXT_BYTES: positiveInt(1_000_000),
+  /** Target chunk size and overlap, in characters. */
+  CHUNK_SIZE: positiveInt(1200),
+  CHUNK_OVERLAP: z.coerce.number().int().min(0).default(200),
+  /** How long a verified API key stays cached in a warm process, in seconds. */
+  KEY_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
+  /** A source still `indexing` after this many minutes is failed by the watchdog. */
+  STALL_MINUTES: positiveInt(90),
+  /** Time a queued competitor check may spend reading a site (API checks get less). */
+  CHECK_BUDGET_MS: positiveInt(45_000),
+  /** Requests per queued competitor check, robots.txt included. */
+  CHECK_MAX_FETCHES: positiveInt(25),
+  /** Least time between two requests of a check to one host. */
+  CHECK_POLITENESS_MS: z.coerce.number().int().min(0).default(1_000),
+  /** Longest single request of a check. */
+  CHECK_REQUEST_TIMEOUT_MS: positiveInt(10_000),
+  /** Competitor checks run at once in one worker invocation. */
+  CHECK_CONCURRENCY: positiveInt(2),
+  /** Requests per minute one workspace may make to the API (429 beyond). */
+  RATE_LIMIT_PER_MINUTE: positiveInt(600),
+  /** Daily quotas per workspace (UTC days); beyond them the work is a 429 naming the quota. */
+  QUOTA_CRAWL_PAGES_PER_DAY: positiveInt(2_000),
+  QUOTA_UPLOAD_BYTES_PER_DAY: positiveInt(1024 * 1024 * 1024),
+  QUOTA_MODEL_CALLS_PER_DAY: positiveInt(2_000),
+  QUOTA_COMPETITOR_CHECKS_PER_DAY: positiveInt(500),
+  /** Largest file accepted by the presigned upload, in bytes (multipart bodies take 4 MiB). */
+  MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024),
+  /** How long a presigned upload URL can be used. */
+  UPLOAD_URL_TTL_SECONDS: positiveInt(900),
+  /** Time after the URL expires for an upload started just before to arrive. */
+  UPLOAD_GRACE_SECONDS: positiveInt(900),
+  ...llmEnv.shape,
+});
+
+/** Every variable the service reads; the stack passes those set at synth on to the functions. */
+export const CONFIG_KEYS = Object.keys(fields.shape) as Array<keyof typeof fields.shape>;
+
+const schema = fields.refine((c) => c.CHUNK_OVERLAP < c.CHUNK_SIZE / 2, {
+  message: "CHUNK_OVERLAP must be less than half of CHUNK_SIZE",
+  path: ["CHUNK_OVERLAP"],
+});
 
 export type Config = z.infer<typeof schema>;
 

@@ -12,7 +12,7 @@ import {
 } from "../../functions/manifest.js";
 import { bundleAll } from "../../infra/bundle.js";
 import { eventBridgeCron } from "../../infra/constructs/schedules.js";
-import { KbIntelStack } from "../../infra/stack.js";
+import { KbIntelStack, settingsFrom } from "../../infra/stack.js";
 import { MAX_RECEIVE_COUNT } from "../../lib/config.js";
 
 let template: Template;
@@ -24,7 +24,13 @@ const API_BUNDLE_BUDGET = 500 * 1024;
 
 beforeAll(async () => {
   bundles = await bundleAll(await mkdtemp(join(tmpdir(), "bundles-")), false);
-  template = Template.fromStack(new KbIntelStack(new App(), "Test", { bundles }));
+  template = Template.fromStack(
+    new KbIntelStack(new App(), "Test", {
+      bundles,
+      settings: settingsFrom({ LLM_MODEL: "gpt-test", TABLE_NAME: "ignored", PATH: "/bin" }),
+      openAiKeySecret: "kb-intel/openai",
+    }),
+  );
 }, 120_000);
 
 /** The logical id of the function the manifest calls `name`. */
@@ -115,6 +121,21 @@ describe("the stack", () => {
         TracingConfig: { Mode: "Active" },
       });
     }
+  });
+
+  it("passes service settings on, keeps the model key out of the template, and manages its own names", () => {
+    const functions = Object.values(
+      template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
+    );
+    const api = functions.find((f) => JSON.stringify(f.Properties).includes("LLM_MODEL"));
+    const variables = (api?.Properties.Environment as { Variables: Record<string, unknown> })
+      .Variables;
+    expect(variables.LLM_MODEL).toBe("gpt-test");
+    expect(variables.PATH).toBeUndefined();
+    expect(variables.TABLE_NAME).toEqual({ Ref: expect.stringMatching(/^StorageTable/) });
+    expect(JSON.stringify(variables.OPENAI_API_KEY)).toContain(
+      "{{resolve:secretsmanager:kb-intel/openai",
+    );
   });
 
   it("keeps one on-demand table with point-in-time recovery", () => {
