@@ -80,14 +80,22 @@ function toApiError(err: Error): ApiError | undefined {
   return undefined;
 }
 
-/** For a path, the methods an app's routes accept there (empty when no route has that path). */
-export function methodsForPath(app: OpenAPIHono<AppEnv>): (path: string) => Set<string> {
-  let table: Array<{ pattern: RegExp; method: string }> | undefined;
+export interface PathMatch {
+  /** Methods the app's routes accept at the path (empty when no route has that path). */
+  methods: Set<string>;
+  /** Literal segments of the most specific matching route: `/a/b` beats `/a/{id}`. */
+  specificity: number;
+}
+
+/** Matches paths against an app's routes, as API Gateway does: literal segments win over parameters. */
+export function pathMatcher(app: OpenAPIHono<AppEnv>): (path: string) => PathMatch {
+  let table: Array<{ pattern: RegExp; method: string; literals: number }> | undefined;
   return (path) => {
     table ??= app.routes
       .filter((route) => route.method !== "ALL")
       .map((route) => ({
         method: route.method,
+        literals: route.path.split("/").filter((part) => part && !part.startsWith(":")).length,
         pattern: new RegExp(
           `^${route.path
             .replace(/[.+?^$()|[\]\\]/g, "\\$&")
@@ -95,7 +103,11 @@ export function methodsForPath(app: OpenAPIHono<AppEnv>): (path: string) => Set<
             .replace(/\*/g, ".*")}/?$`,
         ),
       }));
-    return new Set(table.filter((r) => r.pattern.test(path)).map((r) => r.method));
+    const matches = table.filter((r) => r.pattern.test(path));
+    return {
+      methods: new Set(matches.map((r) => r.method)),
+      specificity: Math.max(-1, ...matches.map((r) => r.literals)),
+    };
   };
 }
 
@@ -153,9 +165,9 @@ export function createServiceApp({ authenticate, rateLimit, modules }: ServiceOp
   app.use("/api/*", acceptedMediaTypes);
   for (const module of modules) app.route("/", module);
 
-  const allowedMethods = methodsForPath(app);
+  const match = pathMatcher(app);
   app.notFound((c) => {
-    const allowed = allowedMethods(c.req.path);
+    const allowed = match(c.req.path).methods;
     if (allowed.size > 0) {
       const allow = [...allowed].sort().join(", ");
       return errorResponse(

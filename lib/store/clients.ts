@@ -20,11 +20,14 @@ export interface Stores {
  * (AWS_ENDPOINT_URL_DYNAMODB, _S3, _SQS), which is how the local runtime points them at emulators.
  */
 export function createStores(config: Config): Stores {
-  const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+  // Throttling and transient errors are retried by the SDK with exponential backoff and full
+  // jitter ("standard" mode); permanent ones (validation, access, conditions) fail at once.
+  const retries = { maxAttempts: 5, retryMode: "standard" } as const;
+  const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient(retries), {
     marshallOptions: { removeUndefinedValues: true },
   });
-  const s3 = new S3Client({ forcePathStyle: config.S3_FORCE_PATH_STYLE });
-  const sqs = new SQSClient({});
+  const s3 = new S3Client({ ...retries, forcePathStyle: config.S3_FORCE_PATH_STYLE });
+  const sqs = new SQSClient(retries);
   return {
     table: new Table(dynamo, config.TABLE_NAME),
     blobs: new Blobs(s3, config.BUCKET_NAME),
