@@ -46,12 +46,12 @@ export type EventDraft = Pick<
   "competitorId" | "competitorDomain" | "type" | "severity" | "title" | "aiBrief" | "details"
 >;
 
-export interface EventFilter {
+export type EventFilter = {
   severity?: Severity | undefined;
   competitorId?: string | undefined;
   type?: EventType | undefined;
   isRead?: boolean | undefined;
-}
+};
 
 export const EVENT_PREFIX = "EVT#";
 const eventKey = (id: string) => `${EVENT_PREFIX}${id}`;
@@ -121,24 +121,13 @@ export class Events {
     limit: number,
     cursor?: string,
   ): Promise<Page<EventItem>> {
-    const conditions: string[] = [];
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
-    for (const [field, value] of Object.entries(filter)) {
-      if (value === undefined) continue;
-      names[`#${field}`] = field;
-      values[`:${field}`] = value;
-      conditions.push(`#${field} = :${field}`);
-    }
     return this.table.page<EventItem>({
       pk: wsKey(workspaceId),
       skPrefix: EVENT_PREFIX,
       limit,
       cursor,
       newestFirst: true,
-      ...(conditions.length > 0
-        ? { filter: { expression: conditions.join(" AND "), names, values } }
-        : {}),
+      equals: filter,
     });
   }
 

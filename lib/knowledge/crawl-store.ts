@@ -165,9 +165,7 @@ export class CrawlStore {
       skPrefix: pagePrefix(crawl.crawlId),
       limit,
       cursor,
-      ...(status
-        ? { filter: { expression: "#s = :s", names: { "#s": "status" }, values: { ":s": status } } }
-        : {}),
+      equals: { status },
     });
   }
 

@@ -80,11 +80,11 @@ export function toPublic(item: SourceItem): KnowledgeSource {
   };
 }
 
-export interface ListFilter {
+export type ListFilter = {
   status?: SourceStatus | undefined;
   enabled?: 0 | 1 | undefined;
   type?: SourceType | undefined;
-}
+};
 
 export interface SourceDeps {
   table: Table;
@@ -163,24 +163,13 @@ export class Sources {
     limit: number,
     cursor?: string,
   ): Promise<Page<SourceItem>> {
-    const conditions: string[] = [];
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
-    for (const [field, value] of Object.entries(filter)) {
-      if (value === undefined) continue;
-      names[`#${field}`] = field;
-      values[`:${field}`] = value;
-      conditions.push(`#${field} = :${field}`);
-    }
     return this.deps.table.page<SourceItem>({
       pk: wsKey(workspaceId),
       skPrefix: SOURCE_PREFIX,
       limit,
       cursor,
       newestFirst: true,
-      ...(conditions.length > 0
-        ? { filter: { expression: conditions.join(" AND "), names, values } }
-        : {}),
+      equals: filter,
     });
   }
 

@@ -21,12 +21,14 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-export interface PageQuery {
+export interface PageQuery<T extends Item = Item> {
   pk: string;
   skPrefix: string;
   limit: number;
   cursor?: string | undefined;
-  /** Keeps only matching items; applied before the page is cut, so pages stay full. */
+  /** Keeps only items whose fields equal these values (undefined ones are ignored); applied before the page is cut, so pages stay full. */
+  equals?: Partial<T>;
+  /** @deprecated Use `equals`; kept until the last caller moves over. */
   filter?: { expression: string; names: Record<string, string>; values: Record<string, unknown> };
   newestFirst?: boolean;
 }
@@ -188,7 +190,17 @@ export class Table {
   }
 
   /** One page of a partition's items whose sort key starts with a prefix. */
-  async page<T extends Item>(q: PageQuery): Promise<Page<T>> {
+  async page<T extends Item>(q: PageQuery<T>): Promise<Page<T>> {
+    const fields = Object.entries(q.equals ?? {}).filter(([, value]) => value !== undefined);
+    const filter =
+      q.filter ??
+      (fields.length > 0
+        ? {
+            expression: fields.map((_, i) => `#e${i} = :e${i}`).join(" AND "),
+            names: Object.fromEntries(fields.map(([field], i) => [`#e${i}`, field])),
+            values: Object.fromEntries(fields.map(([, value], i) => [`:e${i}`, value])),
+          }
+        : undefined);
     const items: T[] = [];
     const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, q.skPrefix);
     let startKey: Record<string, unknown> | undefined = after ? { pk: q.pk, sk: after } : undefined;
@@ -197,14 +209,14 @@ export class Table {
       const input: QueryCommandInput = {
         TableName: this.name,
         KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": q.pk, ":prefix": q.skPrefix, ...q.filter?.values },
+        ExpressionAttributeValues: { ":pk": q.pk, ":prefix": q.skPrefix, ...filter?.values },
         ScanIndexForward: !q.newestFirst,
         ExclusiveStartKey: startKey,
-        Limit: Math.max(q.limit + 1 - items.length, q.filter ? 100 : 1),
+        Limit: Math.max(q.limit + 1 - items.length, filter ? 100 : 1),
       };
-      if (q.filter) {
-        input.FilterExpression = q.filter.expression;
-        input.ExpressionAttributeNames = q.filter.names;
+      if (filter) {
+        input.FilterExpression = filter.expression;
+        input.ExpressionAttributeNames = filter.names;
       }
       const res = await this.doc.send(new QueryCommand(input));
       items.push(...((res.Items ?? []) as T[]));
