@@ -2,11 +2,11 @@ import { notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 import type { Change, ChangeKind } from "./diff.js";
+import { SECTIONS, type Section } from "./sections.js";
 import type { Severity } from "./severity.js";
-import type { Section } from "./snapshot.js";
 
 export type EventType = Section;
-export const EVENT_TYPES: readonly EventType[] = ["pricing", "hiring", "content", "messaging"];
+export const EVENT_TYPES: readonly EventType[] = SECTIONS;
 
 /** What changed, with the values before and after. */
 export interface EventDetails {

@@ -8,7 +8,7 @@ import {
   jsonResponse,
   limitParam,
 } from "../http/schemas.js";
-import { EVENT_TYPES } from "./events.js";
+import { SECTIONS as EVENT_TYPES } from "./sections.js";
 import { SEVERITIES } from "./severity.js";
 
 export const CompetitorSchema = z

@@ -6,9 +6,9 @@ import { type JobPosting, jobKey } from "./extract/jobs.js";
 import { type Messaging, maskNumbers } from "./extract/messaging.js";
 import { type Plan, planKey } from "./extract/pricing.js";
 
-/** The parts of a competitor's site a check compares; each is also an event type. */
-export type Section = "pricing" | "hiring" | "content" | "messaging";
-export const SECTIONS: readonly Section[] = ["pricing", "hiring", "content", "messaging"];
+import { SECTIONS, type Section } from "./sections.js";
+
+export { SECTIONS, type Section };
 
 /** What a check read from the site. A section is absent when its page was not found or read. */
 export interface Facts {

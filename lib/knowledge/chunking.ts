@@ -114,10 +114,15 @@ function units(section: Section, size: number): string[][] {
 }
 
 export function chunkText(text: string, options: ChunkingOptions): Chunk[] {
+  return chunkDocument(normalizeDocument(text), options);
+}
+
+/** `chunkText` for text `normalizeDocument` has already cleaned (the indexer hashes it first). */
+export function chunkDocument(text: string, options: ChunkingOptions): Chunk[] {
   const { size, overlap } = options;
   const paged = text.includes(PAGE_BREAK);
   const chunks: Chunk[] = [];
-  for (const section of sections(normalizeDocument(text), paged)) {
+  for (const section of sections(text, paged)) {
     let body: string[] = [];
     let length = 0;
     let carried = 0;

@@ -6,7 +6,7 @@ import { ApiError } from "../errors.js";
 import { logger } from "../log.js";
 import type { Blobs } from "../store/blobs.js";
 import type { Queue } from "../store/queue.js";
-import { type Table, wsKey } from "../store/table.js";
+import type { Table } from "../store/table.js";
 import { decodeText, PAGE_KINDS } from "../web/content-type.js";
 import { FetchError } from "../web/errors.js";
 import { type ExtractedPage, ExtractionError, extractPage } from "../web/extract.js";
@@ -27,7 +27,7 @@ import {
   type SkipReason,
 } from "./crawl-store.js";
 import type { Delivery } from "./indexer.js";
-import { type Sources, sourceBlobPrefix, sourceKey } from "./sources.js";
+import { type Sources, sourceBlobPrefix } from "./sources.js";
 
 /**
  * The crawl worker's logic: one page per message. A page is fetched (politely, robots.txt

@@ -2,12 +2,13 @@ import { mapLimit } from "../async.js";
 import type { Embedder } from "../llm/embeddings.js";
 import { logger } from "../log.js";
 import type { Blobs } from "../store/blobs.js";
-import { type Table, wsKey } from "../store/table.js";
+import type { Table } from "../store/table.js";
 import type { Chunk } from "./chunking.js";
 import { loadVectors } from "./embeddings.js";
 import type { StoredChunks } from "./indexer.js";
+import { LiveSources } from "./live-sources.js";
 import type { Retriever, SearchResult } from "./retrieval.js";
-import { SOURCE_PREFIX, type SourceItem } from "./sources.js";
+import type { SourceItem } from "./sources.js";
 
 /** A chunk set with its vectors in the current embedding space. */
 interface VectorSet {
@@ -33,26 +34,6 @@ class WorkspaceVectors {
  * but may add vectors (embeddings configured since), and its new `indexed_at` makes it load again.
  */
 const cacheKey = (source: SourceItem) => `${source.chunks_key}@${source.indexed_at}`;
-
-/** The enabled, indexed sources of a workspace: the only ones retrieval may ever return. */
-async function liveSources(table: Table, workspaceId: string): Promise<Map<string, SourceItem>> {
-  const sources = await table.all<SourceItem>(wsKey(workspaceId), SOURCE_PREFIX, [
-    "id",
-    "status",
-    "enabled",
-    "chunks_key",
-    "indexed_at",
-    "name",
-    "source_url_or_path",
-  ]);
-  const live = new Map<string, SourceItem>();
-  for (const source of sources) {
-    if (source.status === "indexed" && source.enabled === 1 && source.chunks_key) {
-      live.set(cacheKey(source), source);
-    }
-  }
-  return live;
-}
 
 /**
  * The dot product of a row with the query. Four accumulators let the CPU overlap the
@@ -145,6 +126,8 @@ export interface HybridDeps {
   lexical: Retriever;
   /** Without one (no key or no EMBEDDING_MODEL), search is the lexical ranking unchanged. */
   embedder: Embedder | undefined;
+  /** Shared with the lexical retriever, so one search reads the workspace's sources once. */
+  live?: LiveSources;
 }
 
 /**
@@ -166,11 +149,13 @@ export interface HybridDeps {
 export class HybridRetriever implements Retriever {
   private readonly workspaces = new Map<string, WorkspaceVectors>();
   private readonly options: Required<HybridOptions>;
+  private readonly live: LiveSources;
 
   constructor(
     private readonly deps: HybridDeps,
     options: HybridOptions = {},
   ) {
+    this.live = deps.live ?? new LiveSources(deps.table);
     this.options = {
       candidates: 50,
       rrfK: 60,
@@ -200,7 +185,9 @@ export class HybridRetriever implements Retriever {
     depth: number,
   ): Promise<SearchResult[]> {
     const [live, queryVector] = await Promise.all([
-      liveSources(this.deps.table, workspaceId),
+      this.live
+        .of(workspaceId)
+        .then((sources) => new Map(sources.map((source) => [cacheKey(source), source]))),
       embedder
         .embed([query], {
           operation: "embeddings.query",

@@ -6,11 +6,12 @@ import type { Table } from "../store/table.js";
 import {
   type Chunk,
   type ChunkingOptions,
-  chunkText,
+  chunkDocument,
   normalizeDocument,
   PAGE_BREAK,
 } from "./chunking.js";
 import { embedChunks } from "./embeddings.js";
+import { bumpLiveSources } from "./live-sources.js";
 import {
   INDEXING_MARKER,
   type IndexMessage,
@@ -140,7 +141,7 @@ export class Indexer {
     let chunkCount = source.chunk_count;
     let chunks: Chunk[] | undefined;
     if (source.chunks_key !== chunksKey || !(await blobs.exists(chunksKey))) {
-      chunks = chunkText(text, chunking);
+      chunks = chunkDocument(text, chunking);
       await blobs.putJson(chunksKey, { sourceId: source.id, chunks } satisfies StoredChunks);
       chunkCount = chunks.length;
     }
@@ -170,11 +171,15 @@ export class Indexer {
       if (!(await table.get(source.pk, source.sk))) await blobs.deletePrefix(prefix);
       return "skipped";
     }
-    const stale = [
-      ...(await blobs.list(`${prefix}chunks/`)),
-      ...(await blobs.list(`${prefix}vectors/`)),
-    ].filter((key) => !keep.has(key));
-    if (stale.length > 0) await blobs.delete(stale);
+    await bumpLiveSources(table, source.workspaceId);
+    // A first revision has no earlier chunk sets to remove: two listings saved per new source.
+    if (source.revision > 1 || source.chunks_key !== null) {
+      const stale = [
+        ...(await blobs.list(`${prefix}chunks/`)),
+        ...(await blobs.list(`${prefix}vectors/`)),
+      ].filter((key) => !keep.has(key));
+      if (stale.length > 0) await blobs.delete(stale);
+    }
     return "indexed";
   }
 

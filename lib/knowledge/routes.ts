@@ -7,12 +7,12 @@ import {
   jsonResponse,
   limitParam,
 } from "../http/schemas.js";
-import { SOURCE_STATUSES } from "./sources.js";
+import { SOURCE_STATUSES, SOURCE_TYPES } from "./source-fields.js";
 
 export const SourceSchema = z
   .object({
     id: z.string().openapi({ example: "kb_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
-    type: z.enum(["text", "url", "file"]),
+    type: z.enum(SOURCE_TYPES),
     name: z.string(),
     source_url_or_path: z.string().nullable(),
     status: z.enum(SOURCE_STATUSES),
@@ -108,7 +108,7 @@ export const listSources = createRoute({
       enabled: booleanParam
         .optional()
         .openapi({ type: "string", enum: ["true", "false", "1", "0"] }),
-      type: z.enum(["text", "url", "file"]).optional(),
+      type: z.enum(SOURCE_TYPES).optional(),
     }),
   },
   responses: {

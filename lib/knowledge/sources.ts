@@ -3,11 +3,11 @@ import { isId, newId } from "../ids.js";
 import type { Blobs } from "../store/blobs.js";
 import type { Queue } from "../store/queue.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
+import { bumpLiveSources } from "./live-sources.js";
 
-export type SourceType = "text" | "url" | "file";
-/** `awaiting_upload`: a presigned upload's file has not arrived yet (see uploads.ts). */
-export type SourceStatus = "awaiting_upload" | "indexing" | "indexed" | "failed";
-export const SOURCE_STATUSES = ["awaiting_upload", "indexing", "indexed", "failed"] as const;
+import type { SourceStatus, SourceType } from "./source-fields.js";
+
+export type { SourceStatus, SourceType } from "./source-fields.js";
 
 /** A knowledge source as the API shows it (field names from the seed contract). */
 export interface KnowledgeSource {
@@ -179,6 +179,7 @@ export class Sources {
       enabled: enabled ? 1 : 0,
     });
     if (!item) throw notFound("knowledge source", id);
+    await bumpLiveSources(this.deps.table, workspaceId);
     return item;
   }
 
@@ -201,6 +202,7 @@ export class Sources {
       // Deleted, or reindexed by a concurrent request: re-read to tell which.
       return this.reindex(workspaceId, id);
     }
+    if (current.status === "indexed") await bumpLiveSources(this.deps.table, workspaceId);
     return this.enqueue(item);
   }
 
@@ -209,6 +211,7 @@ export class Sources {
     const deleted =
       isId("source", id) && (await this.deps.table.delete(wsKey(workspaceId), sourceKey(id)));
     if (!deleted) throw notFound("knowledge source", id);
+    await bumpLiveSources(this.deps.table, workspaceId);
     await this.deps.blobs.deletePrefix(sourceBlobPrefix(workspaceId, id));
   }
 

@@ -138,30 +138,38 @@ export class Table {
   }
 
   /**
-   * Adds `amount` to a numeric attribute (creating the item), unless that would take it past
-   * `max`. Answers the new value, or undefined when the limit would be exceeded. `expiresAt`
-   * (epoch seconds) lets DynamoDB's time to live remove counters whose window has passed.
+   * Adds `amount` to a numeric attribute (creating the item). With `limits`, not past `max`:
+   * answers undefined when the limit would be exceeded, and `expiresAt` (epoch seconds) lets
+   * DynamoDB's time to live remove counters whose window has passed.
    */
   async increment(
     pk: string,
     sk: string,
     field: string,
     amount: number,
-    limits: { max: number; expiresAt: number },
+    limits?: { max: number; expiresAt: number },
   ): Promise<number | undefined> {
     try {
       const res = await this.doc.send(
         new UpdateCommand({
           TableName: this.name,
           Key: { pk, sk },
-          UpdateExpression: "ADD #n :amount SET #ttl = :ttl",
-          ConditionExpression: "attribute_not_exists(#n) OR #n <= :room",
-          ExpressionAttributeNames: { "#n": field, "#ttl": TTL_ATTRIBUTE },
-          ExpressionAttributeValues: {
-            ":amount": amount,
-            ":room": limits.max - amount,
-            ":ttl": limits.expiresAt,
-          },
+          ...(limits
+            ? {
+                UpdateExpression: "ADD #n :amount SET #ttl = :ttl",
+                ConditionExpression: "attribute_not_exists(#n) OR #n <= :room",
+                ExpressionAttributeNames: { "#n": field, "#ttl": TTL_ATTRIBUTE },
+                ExpressionAttributeValues: {
+                  ":amount": amount,
+                  ":room": limits.max - amount,
+                  ":ttl": limits.expiresAt,
+                },
+              }
+            : {
+                UpdateExpression: "ADD #n :amount",
+                ExpressionAttributeNames: { "#n": field },
+                ExpressionAttributeValues: { ":amount": amount },
+              }),
           ReturnValues: "UPDATED_NEW",
         }),
       );

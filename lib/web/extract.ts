@@ -1,5 +1,5 @@
+import { createRequire } from "node:module";
 import { Readability } from "@mozilla/readability";
-import { JSDOM, VirtualConsole } from "jsdom";
 import TurndownService from "turndown";
 import { ROBOTS_AGENT } from "./robots.js";
 import { canonicalUrl } from "./url.js";
@@ -9,7 +9,16 @@ import { canonicalUrl } from "./url.js";
  * time, so no API function may import this module. jsdom runs no scripts and loads no
  * subresources (neither is enabled below); input is bounded in bytes and in elements before it is
  * parsed. Readability picks the article; Turndown keeps its headings as Markdown for the chunker.
+ *
+ * jsdom takes about a second to load, so it is loaded on the first page extracted: a worker that
+ * only indexes text or files (the index worker, mostly) never pays for it.
  */
+const requireAtRunTime = createRequire(import.meta.url);
+let jsdom: typeof import("jsdom") | undefined;
+const loadJsdom = () => {
+  jsdom ??= requireAtRunTime("jsdom") as typeof import("jsdom");
+  return jsdom;
+};
 
 export type ExtractionErrorCode = "too_large" | "too_complex" | "empty_content";
 
@@ -135,6 +144,7 @@ export function extractPage(
     );
   }
 
+  const { JSDOM, VirtualConsole } = loadJsdom();
   const dom = new JSDOM(typeof body === "string" ? body : Buffer.from(body), {
     url,
     contentType: options.charset ? `text/html; charset=${options.charset}` : "text/html",

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chunkText, normalizeText, PAGE_BREAK } from "../../lib/knowledge/chunking.js";
+import { tokenize } from "../../lib/knowledge/retrieval.js";
 
 const sentence = (i: number) => `Sentence number ${i} talks about product marketing.`;
 
@@ -57,5 +58,24 @@ describe("chunkText", () => {
 
   it("answers nothing for empty text", () => {
     expect(chunkText("  \n\n ", { size: 100, overlap: 10 })).toEqual([]);
+  });
+});
+
+describe("tokenize", () => {
+  const segmenter = new Intl.Segmenter("und", { granularity: "word" });
+  const byUnicodeRules = (text: string) =>
+    [...segmenter.segment(text)].filter((s) => s.isWordLike).map((s) => s.segment);
+
+  it.each([
+    "Hello, world! It's 3.14 dollars, e.g. in the U.S.A.; don't panic",
+    "Привет, мир. Ελληνικά test_case foo-bar 2024-01-01",
+    "naïve café at 9am: $49/month, l'homme qu'il a vu",
+  ])("finds the same words as the Unicode segmenter in %s", (text) => {
+    expect(tokenize(text)).toEqual(byUnicodeRules(text));
+  });
+
+  it("splits scripts written without spaces into words", () => {
+    expect(tokenize("我们的产品价格")).toEqual(byUnicodeRules("我们的产品价格"));
+    expect(tokenize("我们的产品价格").length).toBeGreaterThan(1);
   });
 });
