@@ -128,8 +128,10 @@ describe("the stack", () => {
       template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
     );
     const api = functions.find((f) => JSON.stringify(f.Properties).includes("LLM_MODEL"));
-    const variables = (api?.Properties.Environment as { Variables: Record<string, unknown> })
-      .Variables;
+    const environment = api?.Properties.Environment as
+      | { Variables: Record<string, unknown> }
+      | undefined;
+    const variables = environment?.Variables ?? {};
     expect(variables.LLM_MODEL).toBe("gpt-test");
     expect(variables.PATH).toBeUndefined();
     expect(variables.TABLE_NAME).toEqual({ Ref: expect.stringMatching(/^StorageTable/) });
