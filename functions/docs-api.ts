@@ -3,6 +3,8 @@ import { competitorRoutes } from "../lib/competitors/routes.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { denyAll } from "../lib/http/auth.js";
 import { docsModule } from "../lib/http/docs.js";
+import { artifactRoutes } from "../lib/intel/artifacts-routes.js";
+import { generateRoutes } from "../lib/intel/generate-routes.js";
 import { intelRoutes } from "../lib/intel/routes.js";
 import { crawlRoutes } from "../lib/knowledge/crawl-routes.js";
 import { knowledgeRoutes } from "../lib/knowledge/routes.js";
@@ -18,6 +20,8 @@ export const documentedRoutes = [
   ...uploadRoutes,
   ...competitorRoutes,
   ...intelRoutes,
+  ...generateRoutes,
+  ...artifactRoutes,
 ];
 
 /** The API reference: /openapi.json and /docs, public. It touches no store, so it needs no configuration. */

@@ -2,14 +2,20 @@ import { handle } from "hono/aws-lambda";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { intelApi } from "../lib/intel/api.js";
+import { artifactsApi } from "../lib/intel/artifacts-api.js";
+import { generateApi } from "../lib/intel/generate-api.js";
 import { createServices } from "../lib/services.js";
 
 const services = createServices(loadConfig());
 
-/** Brand profile and grounded chat: /api/brand, /api/chat */
+/** Brand profile, grounded chat, intel modules and saved artifacts: /api/brand, /api/chat, /api/intel/{module}, /api/artifacts */
 export const app = createServiceApp({
   ...services.guards,
-  modules: [intelApi({ brands: services.brands, chat: services.chat })],
+  modules: [
+    intelApi({ brands: services.brands, chat: services.chat }),
+    generateApi({ generator: services.intel }),
+    artifactsApi({ artifacts: services.artifacts }),
+  ],
 });
 
 export const handler = handle(app);

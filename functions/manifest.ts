@@ -2,6 +2,8 @@ import type { RouteConfig } from "@hono/zod-openapi";
 import type { ScheduledHandler, SQSHandler } from "aws-lambda";
 import { competitorRoutes } from "../lib/competitors/routes.js";
 import type { ServiceApp } from "../lib/http/app.js";
+import { artifactRoutes } from "../lib/intel/artifacts-routes.js";
+import { generateRoutes } from "../lib/intel/generate-routes.js";
 import { intelRoutes } from "../lib/intel/routes.js";
 import { crawlRoutes } from "../lib/knowledge/crawl-routes.js";
 import { knowledgeRoutes } from "../lib/knowledge/routes.js";
@@ -65,7 +67,7 @@ export const apiFunctions: ApiFunction[] = [
   {
     name: "intel-api",
     entry: "functions/intel-api.ts",
-    routes: intelRoutes,
+    routes: [...intelRoutes, ...generateRoutes, ...artifactRoutes],
     access: { table: "readWrite", bucket: "read" },
     memoryMb: 1024,
     load: () => import("./intel-api.js"),

@@ -1,9 +1,14 @@
+import { Events } from "./competitors/events.js";
 import { type Config, quotaLimits } from "./config.js";
 import { apiGuards } from "./http/guards.js";
+import { Artifacts } from "./intel/artifacts.js";
 import { BrandProfiles } from "./intel/brand.js";
 import { GroundedChat } from "./intel/chat.js";
+import { CompetitorIntel } from "./intel/competitor-context.js";
+import { IntelGenerator } from "./intel/generate.js";
 import { Crawls } from "./knowledge/crawl.js";
 import { HybridRetriever } from "./knowledge/hybrid.js";
+import { LiveSources } from "./knowledge/live-sources.js";
 import { LexicalRetriever } from "./knowledge/retrieval.js";
 import { Sources } from "./knowledge/sources.js";
 import { Uploads, uploadSettings } from "./knowledge/uploads.js";
@@ -16,23 +21,26 @@ import { createStores } from "./store/clients.js";
 export function createServices(config: Config) {
   const stores = createStores(config);
   const llm = createLlm(toLlmSettings(config));
+  const live = new LiveSources(stores.table);
   const retriever = new HybridRetriever(
     {
       table: stores.table,
       blobs: stores.blobs,
-      lexical: new LexicalRetriever(stores),
+      lexical: new LexicalRetriever({ ...stores, live }),
       embedder: llm.embedder,
+      live,
     },
     { minSimilarity: config.EMBEDDING_MIN_SIMILARITY },
   );
   const brands = new BrandProfiles(stores.table);
   const sources = new Sources(stores);
+  const quotas = new Quotas(stores.table, quotaLimits(config));
   return {
     config,
     stores,
     llm,
     guards: apiGuards(stores.table, config),
-    quotas: new Quotas(stores.table, quotaLimits(config)),
+    quotas,
     sources,
     crawls: new Crawls({
       table: stores.table,
@@ -43,6 +51,14 @@ export function createServices(config: Config) {
     retriever,
     brands,
     chat: new GroundedChat({ retriever, brands, llm: llm.chat }),
+    intel: new IntelGenerator({
+      retriever,
+      brands,
+      llm: llm.chat,
+      competitors: new CompetitorIntel({ table: stores.table, events: new Events(stores.table) }),
+      quotas,
+    }),
+    artifacts: new Artifacts(stores.table),
   };
 }
 

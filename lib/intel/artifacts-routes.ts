@@ -1,0 +1,132 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { commonErrors, cursorParam, jsonBody, jsonResponse, limitParam } from "../http/schemas.js";
+import { MAX_ARTIFACT_BYTES } from "./artifacts.js";
+import { INTEL_MODULES, MODULE_NAMES } from "./modules/index.js";
+import { componentName, type IntelModule } from "./modules/module.js";
+import { CitationSchema } from "./routes.js";
+
+const title = z.string().trim().min(1).max(200).openapi({ example: "Persona: Growth-lead Grace" });
+
+/**
+ * One module's artifact, validated with the module's own input and output schemas so a saved
+ * artifact is always one the module could have produced. (Built twice for a module, it is still
+ * one component of the reference: components are keyed by name.)
+ */
+export const draftOf = <N extends string, I extends z.ZodType, O extends z.ZodType>(
+  module: IntelModule<N, I, O>,
+) =>
+  z
+    .strictObject({
+      module: z.literal(module.name),
+      title,
+      inputs: module.input,
+      output: module.output,
+      citations: z.array(CitationSchema).max(50),
+    })
+    .openapi(componentName(module.name, "Artifact"));
+
+const [persona, competitor, gtm, journey, messaging, kpi] = INTEL_MODULES;
+
+export const ArtifactDraftSchema = z
+  .discriminatedUnion("module", [
+    draftOf(persona),
+    draftOf(competitor),
+    draftOf(gtm),
+    draftOf(journey),
+    draftOf(messaging),
+    draftOf(kpi),
+  ])
+  .openapi("ArtifactDraft");
+
+const ArtifactMeta = z.object({
+  id: z.string().openapi({ example: "art_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
+  createdAt: z.string().openapi({ format: "date-time" }),
+  updatedAt: z.string().openapi({ format: "date-time" }),
+});
+
+export const ArtifactSchema = z.intersection(ArtifactMeta, ArtifactDraftSchema).openapi("Artifact");
+
+const ArtifactSummarySchema = ArtifactMeta.extend({
+  module: z.enum(MODULE_NAMES),
+  title: z.string(),
+  inputs: z.record(z.string(), z.unknown()),
+}).openapi("ArtifactSummary");
+
+const IdParams = z.object({
+  id: z
+    .string()
+    .openapi({ param: { name: "id", in: "path" }, example: "art_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
+});
+
+const tags = ["Artifacts"];
+
+export const createArtifact = createRoute({
+  method: "post",
+  path: "/api/artifacts",
+  tags,
+  summary: "Save an intel artifact",
+  description: `The body is the \`artifact\` of an intel module's answer, as it came or edited; it must still match the module's schemas. Up to ${MAX_ARTIFACT_BYTES / 1024} KB of JSON (413 beyond).`,
+  request: { body: jsonBody(ArtifactDraftSchema) },
+  responses: { 201: jsonResponse(ArtifactSchema, "The saved artifact"), ...commonErrors },
+});
+
+export const listArtifacts = createRoute({
+  method: "get",
+  path: "/api/artifacts",
+  tags,
+  summary: "List saved artifacts",
+  description:
+    "Newest first. Items are summaries without `output` and `citations` (a page of whole artifacts could exceed a response's size limit); get one for the whole.",
+  request: {
+    query: z.object({
+      module: z.enum(MODULE_NAMES).optional().openapi({ description: "Only this module's" }),
+      limit: limitParam(20, 100),
+      cursor: cursorParam,
+    }),
+  },
+  responses: {
+    200: jsonResponse(
+      z
+        .object({ artifacts: z.array(ArtifactSummarySchema), nextCursor: z.string().nullable() })
+        .openapi("ArtifactList"),
+      "A page of artifacts",
+    ),
+    ...commonErrors,
+  },
+});
+
+export const getArtifact = createRoute({
+  method: "get",
+  path: "/api/artifacts/{id}",
+  tags,
+  summary: "Get a saved artifact",
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(ArtifactSchema, "The artifact"), ...commonErrors },
+});
+
+export const patchArtifact = createRoute({
+  method: "patch",
+  path: "/api/artifacts/{id}",
+  tags,
+  summary: "Rename a saved artifact",
+  description: "Only the title changes; an artifact's content is what the module produced.",
+  request: { params: IdParams, body: jsonBody(z.strictObject({ title })) },
+  responses: { 200: jsonResponse(ArtifactSchema, "The renamed artifact"), ...commonErrors },
+});
+
+export const deleteArtifact = createRoute({
+  method: "delete",
+  path: "/api/artifacts/{id}",
+  tags,
+  summary: "Delete a saved artifact",
+  request: { params: IdParams },
+  responses: { 204: { description: "Deleted" }, ...commonErrors },
+});
+
+export const artifactRoutes = [
+  createArtifact,
+  listArtifacts,
+  getArtifact,
+  patchArtifact,
+  deleteArtifact,
+];

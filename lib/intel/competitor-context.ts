@@ -1,0 +1,107 @@
+import {
+  COMPETITOR_PREFIX,
+  type Competitor,
+  type CompetitorItem,
+  competitorKey,
+  toPublic,
+} from "../competitors/competitors.js";
+import { normalizeDomain } from "../competitors/domain.js";
+import {
+  type CompetitorEvent,
+  type Events,
+  toPublic as publicEvent,
+} from "../competitors/events.js";
+import { notFound } from "../errors.js";
+import { isId } from "../ids.js";
+import { type Table, wsKey } from "../store/table.js";
+import type { CompetitorRef } from "./modules/module.js";
+import type { PromptData } from "./prompts.js";
+
+/** A tracked competitor and its latest change events, newest first. */
+export interface TrackedCompetitor {
+  competitor: Competitor;
+  events: CompetitorEvent[];
+}
+
+/** The fields `toPublic` reads: all a lookup by domain needs to fetch. */
+const PUBLIC_FIELDS = ["id", "domain", "name", "homepage", "createdAt", "lastAnalyzedAt"];
+
+/**
+ * What competitor monitoring knows about a competitor, for grounding. It reads the tracking
+ * records directly rather than through `Competitors`, whose snapshot store would pull the HTML
+ * extractors into the intel function's bundle.
+ */
+export class CompetitorIntel {
+  constructor(
+    private readonly deps: { table: Table; events: Events },
+    /** Change events given to the model at most. */
+    private readonly recentEvents = 10,
+  ) {}
+
+  /**
+   * The tracked competitor a request names: by id (an unknown id is a 404, as everywhere), else
+   * by its normalised domain (undefined when the domain is not tracked; a 400 when invalid).
+   */
+  async find(workspaceId: string, ref: CompetitorRef): Promise<TrackedCompetitor | undefined> {
+    const item = ref.competitorId
+      ? await this.byId(workspaceId, ref.competitorId)
+      : ref.domain
+        ? await this.byDomain(workspaceId, ref.domain)
+        : undefined;
+    if (!item) return undefined;
+    const page = await this.deps.events.list(
+      workspaceId,
+      { competitorId: item.id },
+      this.recentEvents,
+    );
+    return { competitor: toPublic(item), events: page.items.map(publicEvent) };
+  }
+
+  private async byId(workspaceId: string, id: string): Promise<CompetitorItem> {
+    const item =
+      isId("competitor", id) &&
+      (await this.deps.table.get<CompetitorItem>(wsKey(workspaceId), competitorKey(id)));
+    if (!item) throw notFound("competitor", id);
+    return item;
+  }
+
+  private async byDomain(workspaceId: string, input: string) {
+    const { domain } = normalizeDomain(input);
+    const items = await this.deps.table.all<CompetitorItem>(
+      wsKey(workspaceId),
+      COMPETITOR_PREFIX,
+      PUBLIC_FIELDS,
+    );
+    return items.find((item) => item.domain === domain);
+  }
+}
+
+/** The tracked record and its changes as data blocks: page-derived text is never instructions. */
+export function competitorSection(data: PromptData, tracked: TrackedCompetitor | undefined) {
+  if (!tracked) {
+    return "Tracked competitor data: none (this competitor is not tracked, so no change history is known).";
+  }
+  const { competitor: c, events } = tracked;
+  const record = [
+    `Domain: ${c.domain}`,
+    `Homepage: ${c.homepage ?? `https://${c.domain}/`}`,
+    `Tracked since: ${c.createdAt}`,
+    `Site last analysed: ${c.lastAnalyzedAt ?? "never"}`,
+  ].join("\n");
+  const changes =
+    events.length === 0
+      ? "No changes recorded yet."
+      : events
+          .map((e) =>
+            data.block(
+              "competitor_change",
+              { type: e.type, severity: e.severity, detected: e.detectedAt },
+              `${e.title}\n${e.aiBrief.slice(0, 600)}`,
+            ),
+          )
+          .join("\n\n");
+  return [
+    `Tracked competitor:\n${data.block("competitor", { name: c.name }, record)}`,
+    `Recent changes detected on its site, newest first:\n${changes}`,
+  ].join("\n\n");
+}

@@ -1,0 +1,75 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { commonErrors, ErrorSchema, jsonBody, jsonResponse } from "../http/schemas.js";
+import { draftOf } from "./artifacts-routes.js";
+import { ALL_MODULES, MODULE_NAMES } from "./modules/index.js";
+import { componentName, type IntelModule } from "./modules/module.js";
+import { CitationSchema, modelErrors } from "./routes.js";
+
+const error = (description: string) => ({
+  description,
+  content: { "application/json": { schema: ErrorSchema } },
+});
+
+/** A module's whole answer: its output, the citations its `[n]` markers point at, the artifact. */
+const answerOf = <N extends string, I extends z.ZodType, O extends z.ZodType>(
+  module: IntelModule<N, I, O>,
+) =>
+  z
+    .object({
+      module: z.literal(module.name),
+      output: module.output,
+      citations: z.array(CitationSchema),
+      artifact: draftOf(module),
+    })
+    .openapi(componentName(module.name, "Answer"));
+
+/**
+ * One module's route, as the intel app registers it so each body is validated against its own
+ * module's input schema. The reference and API Gateway know them as the one `{module}` route.
+ */
+export const moduleRoute = <N extends string, I extends z.ZodType, O extends z.ZodType>(
+  module: IntelModule<N, I, O>,
+) =>
+  createRoute({
+    method: "post",
+    path: `/api/intel/${module.name}`,
+    request: { body: jsonBody(module.input) },
+    responses: { 200: jsonResponse(answerOf(module), module.summary) },
+  });
+
+export const generateIntel = createRoute({
+  method: "post",
+  path: "/api/intel/{module}",
+  tags: ["Intel"],
+  summary: "Generate marketing intel: persona, competitor, gtm, journey, messaging or kpi",
+  description: [
+    "The body is the module's inputs (`PersonaInput`, `CompetitorInput`, ...); the answer's `output` follows the module's output schema.",
+    "Generation is grounded in the brand profile and in the passages of enabled sources that best match the inputs, which the output cites as `[n]` (the n-th of `citations`); for `competitor`, a tracked competitor (by `competitorId`, or tracked under `domain`) adds its record and its recent change events.",
+    "`artifact` can be saved unchanged with `POST /api/artifacts`.",
+    "Without a brand profile the answer is a 409 `brand_profile_missing`, never a generic result. Generation ends within the time budget or answers 504.",
+  ].join(" "),
+  request: {
+    params: z.object({
+      module: z.string().openapi({
+        param: { name: "module", in: "path" },
+        enum: MODULE_NAMES,
+        example: "persona",
+      }),
+    }),
+    body: jsonBody(z.union(ALL_MODULES.map((m) => m.input))),
+  },
+  responses: {
+    200: jsonResponse(
+      z.union(ALL_MODULES.map(answerOf)),
+      "The module's output, its citations, and the artifact to save",
+    ),
+    ...commonErrors,
+    404: error(
+      "`not_found`: an unknown module (`details.modules` lists the valid ones), or an unknown `competitorId`",
+    ),
+    409: error("`brand_profile_missing`: save a brand profile with `PUT /api/brand` first"),
+    ...modelErrors,
+  },
+});
+
+export const generateRoutes = [generateIntel];

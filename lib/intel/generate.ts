@@ -1,0 +1,162 @@
+import type { z } from "@hono/zod-openapi";
+import { ApiError } from "../errors.js";
+import type { Retriever, SearchResult } from "../knowledge/retrieval.js";
+import type { Quotas } from "../limits/quotas.js";
+import type { LlmClient } from "../llm/client.js";
+import { llmUnavailable } from "../llm/errors.js";
+import { generateObject } from "../llm/structured.js";
+import type { BrandProfiles } from "./brand.js";
+import { type Citation, CitationMarkers, citationsFor } from "./citations.js";
+import { type CompetitorIntel, competitorSection } from "./competitor-context.js";
+import type { IntelModule } from "./modules/module.js";
+import {
+  brandSection,
+  type ContextBudget,
+  fitPassages,
+  PromptData,
+  passagesSection,
+} from "./prompts.js";
+
+/** What a module answered, and the same as an artifact ready for `POST /api/artifacts`. */
+export interface IntelAnswer<N extends string = string, I = unknown, O = unknown> {
+  module: N;
+  output: O;
+  citations: Citation[];
+  artifact: { module: N; title: string; inputs: I; output: O; citations: Citation[] };
+}
+
+export interface IntelDeps {
+  retriever: Retriever;
+  brands: BrandProfiles;
+  llm: LlmClient;
+  competitors: CompetitorIntel;
+  /** Each generation takes one of the workspace's daily model calls (a repair is part of it). */
+  quotas: Quotas;
+}
+
+const brandProfileMissing = () =>
+  new ApiError(
+    409,
+    "brand_profile_missing",
+    "Intel is grounded in the brand profile, and none is saved: save one with PUT /api/brand first",
+  );
+
+function systemPrompt(module: IntelModule, data: PromptData): string {
+  return [
+    "You are a senior B2B marketing strategist working for the marketing team of the brand described in the brand profile.",
+    "",
+    "## Task",
+    ...module.instructions.map((line) => `- ${line}`),
+    "",
+    "## Grounding",
+    '- Build on the brand profile, the knowledge base passages, any tracked competitor data and the request. Where they are silent, reason as an experienced practitioner would, but never invent facts: no made-up customers, numbers, prices, competitor claims or quotes from real people. Write "unknown" rather than guess a fact.',
+    '- After a statement drawn from a passage, cite the passage\'s number in square brackets inside the same text, e.g. "Reporting takes days [2]". Cite only the numbered passages given; the brand profile and the request need no citation.',
+    "- Be specific and brief: short, concrete phrases, not paragraphs, so the whole answer fits the output limit.",
+    "- Write in the brand's tone of voice when the profile gives one.",
+    "- Answer with one JSON object that follows the schema.",
+    "",
+    data.rules(),
+  ].join("\n");
+}
+
+/** The caller's inputs, as the request the model answers (the caller's own words, like a chat question). */
+function requestSection(module: IntelModule, input: object): string {
+  const lines = Object.entries(input)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `- ${key}: ${Array.isArray(value) ? value.join("; ") : String(value)}`);
+  return `Request (${module.name}):\n${lines.join("\n")}`;
+}
+
+/**
+ * Turns the model's `[n]` passage markers, in every text of the answer, into citation numbers:
+ * `[k]` refers to the k-th entry of `citations`, numbered in order of first use through the
+ * answer, and a number of a passage that was not given is dropped. Chat's rules exactly, so a
+ * citation can only name a chunk the model saw, with a quote taken from that chunk.
+ */
+function cite<T>(output: T, passages: SearchResult[]): { output: T; citations: Citation[] } {
+  const markers = new CitationMarkers(passages.length);
+  const texts: string[] = [];
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") {
+      const text = markers.push(value) + markers.flush();
+      texts.push(text);
+      return text;
+    }
+    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value === "object" && value !== null) {
+      return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, walk(v)]));
+    }
+    return value;
+  };
+  const cited = walk(output) as T;
+  return { output: cited, citations: citationsFor(markers.cited, passages, texts.join("\n")) };
+}
+
+/**
+ * Runs any intel module: the brand profile, the passages of enabled sources that best match the
+ * module's query and, for competitor modules, the tracked competitor's record and recent changes
+ * go into the prompt as delimited data; the answer comes back as the module's structured output
+ * (one repair attempt on an invalid answer) with its citations.
+ *
+ * Time budget: the model call, its retries and its repair must end LLM_TIMEOUT_MS (20 s by
+ * default, under API Gateway's 29 s) after the request began, or it answers 504
+ * `upstream_timeout`; the clock starts before retrieval, so slow retrieval shortens the model's
+ * time instead of pushing past the budget. Context is bounded by `context` (and ten competitor
+ * events), the answer by the module's `maxTokens`.
+ */
+export class IntelGenerator {
+  constructor(
+    private readonly deps: IntelDeps,
+    private readonly context: ContextBudget = { passages: 8, chars: 12_000 },
+  ) {}
+
+  async generate<N extends string, I extends z.ZodType, O extends z.ZodType>(
+    workspaceId: string,
+    module: IntelModule<N, I, O>,
+    input: z.output<I>,
+  ): Promise<IntelAnswer<N, z.output<I>, z.output<O>>> {
+    const { llm, brands, competitors, retriever, quotas } = this.deps;
+    if (!llm.available) throw llmUnavailable();
+    const deadline = Date.now() + llm.timeoutMs;
+    const ref = module.competitor?.(input);
+    const [brand, tracked] = await Promise.all([
+      brands.get(workspaceId),
+      ref ? competitors.find(workspaceId, ref) : undefined,
+    ]);
+    if (!brand) throw brandProfileMissing();
+    const query = module.query(input, tracked?.competitor);
+    const passages = fitPassages(
+      await retriever.search(workspaceId, query, this.context.passages),
+      this.context,
+    );
+
+    // Charged only once nothing else can refuse the request, right before the model is called.
+    await quotas.consume(workspaceId, "model_calls");
+    const data = new PromptData();
+    const sections = [
+      brandSection(data, brand),
+      ...(ref ? [competitorSection(data, tracked)] : []),
+      passagesSection(data, passages),
+      requestSection(module, input as object),
+    ];
+    const answer = await generateObject(llm, {
+      name: `intel_${module.name}`,
+      schema: module.output,
+      messages: [
+        { role: "system", content: systemPrompt(module, data) },
+        { role: "user", content: sections.join("\n\n") },
+      ],
+      maxTokens: module.maxTokens,
+      deadline,
+      operation: `intel.${module.name}`,
+    });
+    const { output, citations } = cite(answer, passages);
+    const title = module.title(input, output).slice(0, 200).trim();
+    return {
+      module: module.name,
+      output,
+      citations,
+      artifact: { module: module.name, title, inputs: input, output, citations },
+    };
+  }
+}

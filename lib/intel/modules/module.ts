@@ -1,0 +1,54 @@
+import type { z } from "@hono/zod-openapi";
+
+/** Which tracked competitor a request names: by id, or by the domain the caller typed. */
+export interface CompetitorRef {
+  competitorId?: string | undefined;
+  domain?: string | undefined;
+}
+
+/**
+ * One marketing intel module: what it takes, the shape of what it answers, how it searches the
+ * knowledge base and what it asks the model. The shared generator (`../generate.ts`) does the
+ * rest, so a module is data plus a few small functions.
+ */
+export interface IntelModule<
+  N extends string = string,
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+> {
+  name: N;
+  /** What it produces, for the API reference. */
+  summary: string;
+  input: I;
+  output: O;
+  /**
+   * The knowledge base query: the inputs in the words the relevant passages would use, and for
+   * competitor modules the tracked competitor they resolved to.
+   */
+  query(input: z.output<I>, tracked?: { domain: string }): string;
+  /** The saved artifact's title. */
+  title(input: z.output<I>, output: z.output<O>): string;
+  /** The brief, as a practitioner would give it to a strategist; one line each. */
+  instructions: string[];
+  /** Ceiling on the answer's tokens (LLM_MAX_OUTPUT_TOKENS still applies). */
+  maxTokens: number;
+  /** For modules about a competitor: the tracked competitor the inputs name. */
+  competitor?(input: z.output<I>): CompetitorRef;
+}
+
+/** A module's schema in the API reference: `persona` + `Artifact` -> `PersonaArtifact`. */
+export const componentName = (module: string, suffix: string) =>
+  `${module.charAt(0).toUpperCase()}${module.slice(1)}${suffix}`;
+
+/** Declares a module with its literal name and schema types inferred. */
+export const defineModule = <N extends string, I extends z.ZodType, O extends z.ZodType>(
+  module: IntelModule<N, I, O>,
+) => module;
+
+/** The request's words as a search query: present values, long ones cut. */
+export const queryOf = (...parts: Array<string | string[] | undefined>) =>
+  parts
+    .flat()
+    .filter((part): part is string => Boolean(part))
+    .map((part) => part.slice(0, 300))
+    .join(" ");
