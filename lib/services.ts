@@ -50,7 +50,7 @@ export function createServices(config: Config) {
     uploads: new Uploads({ ...stores, sources }, uploadSettings(config)),
     retriever,
     brands,
-    chat: new GroundedChat({ retriever, brands, llm: llm.chat }),
+    chat: new GroundedChat({ retriever, brands, llm: llm.chat, quotas }),
     intel: new IntelGenerator({
       retriever,
       brands,

@@ -1,4 +1,5 @@
 import type { Retriever, SearchResult } from "../knowledge/retrieval.js";
+import type { Quotas } from "../limits/quotas.js";
 import type { ChatMessage, LlmClient } from "../llm/client.js";
 import { llmUnavailable } from "../llm/errors.js";
 import type { BrandProfile, BrandProfiles } from "./brand.js";
@@ -32,6 +33,8 @@ export interface ChatDeps {
   retriever: Retriever;
   brands: BrandProfiles;
   llm: LlmClient;
+  /** Each answer the model writes is one of the workspace's daily model calls. */
+  quotas: Quotas;
 }
 
 export interface ChatOptions {
@@ -143,6 +146,7 @@ export class GroundedChat {
     ]);
     const passages = fitPassages(results, this.context);
     if (passages.length === 0 && !brand) return undefined;
+    await this.deps.quotas.consume(workspaceId, "model_calls");
     const data = new PromptData();
     const messages: ChatMessage[] = [
       { role: "system", content: systemPrompt(data, brand) },

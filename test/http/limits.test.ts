@@ -1,18 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FakeOpenAI } from "../support/fake-openai.js";
 import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
 
 let rt: TestRuntime;
+let model: FakeOpenAI;
 
 beforeAll(async () => {
+  model = await FakeOpenAI.start();
   Object.assign(process.env, {
     RATE_LIMIT_PER_MINUTE: "40",
     QUOTA_CRAWL_PAGES_PER_DAY: "15",
     QUOTA_UPLOAD_BYTES_PER_DAY: "100",
     QUOTA_COMPETITOR_CHECKS_PER_DAY: "1",
+    QUOTA_MODEL_CALLS_PER_DAY: "1",
+    OPENAI_API_KEY: "fake-key",
+    OPENAI_BASE_URL: model.baseURL,
   });
   rt = await startTestRuntime();
 });
-afterAll(() => rt.close());
+afterAll(async () => {
+  await rt.close();
+  await model.close();
+});
 
 interface ErrorBody {
   error: { code: string; message: string; details: Record<string, unknown> };
@@ -71,6 +80,26 @@ describe("daily quotas", () => {
     expect(second.status).toBe(429);
     const queued = await rt.call("/api/intel/competitors/check-all", { method: "POST" });
     expect(queued.status).toBe(429);
+  });
+
+  it("counts answers the model writes, and not questions nothing could answer", async () => {
+    const ask = () =>
+      rt.call("/api/chat", { method: "POST", json: { message: "What do we sell?" } });
+    // No source and no brand profile: the service answers that it knows nothing, without a model call.
+    expect((await ask()).status).toBe(200);
+    await rt.call("/api/brand", {
+      method: "PUT",
+      json: { name: "Acme", description: "Analytics" },
+    });
+    model.fallback("chat", { text: "Analytics software." });
+    expect((await ask()).status).toBe(200);
+    const refused = await ask();
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as ErrorBody).error.details).toMatchObject({
+      quota: "model_calls",
+      limit: 1,
+    });
+    expect(model.chatRequests()).toHaveLength(1);
   });
 
   it("keeps each workspace's quotas apart", async () => {

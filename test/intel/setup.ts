@@ -11,7 +11,7 @@ import { LexicalRetriever } from "../../lib/knowledge/retrieval.js";
 import { type IndexMessage, type SourceItem, Sources } from "../../lib/knowledge/sources.js";
 import type { LlmSettings } from "../../lib/llm/settings.js";
 import { llmFor } from "../llm/helpers.js";
-import { startAws } from "../support/aws.js";
+import { roomyQuotas, startAws } from "../support/aws.js";
 import { FakeOpenAI } from "../support/fake-openai.js";
 
 export interface Workspace {
@@ -44,7 +44,12 @@ export async function startIntel(settings: Partial<LlmSettings> = {}) {
   });
   const app = createServiceApp({
     authenticate: bearerAuth(keys),
-    modules: [intelApi({ brands, chat: new GroundedChat({ retriever, brands, llm: llm.chat }) })],
+    modules: [
+      intelApi({
+        brands,
+        chat: new GroundedChat({ retriever, brands, llm: llm.chat, quotas: roomyQuotas(table) }),
+      }),
+    ],
   });
 
   return {

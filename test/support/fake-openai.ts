@@ -99,8 +99,12 @@ export function sampleFromSchema(schema: JsonSchema, root: JsonSchema = schema):
           sampleFromSchema(v, root),
         ]),
       );
-    case "array":
-      return [sampleFromSchema((schema.items as JsonSchema) ?? {}, root)];
+    case "array": {
+      // Strict schemas carry `minItems` in the description ("at least 6 items"); honour it.
+      const least = Number(/at least (\d+) items/.exec(String(schema.description ?? ""))?.[1] ?? 1);
+      const item = sampleFromSchema((schema.items as JsonSchema) ?? {}, root);
+      return Array.from({ length: Math.max(1, least) }, () => item);
+    }
     case "string":
       return "example";
     case "integer":
