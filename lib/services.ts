@@ -1,3 +1,4 @@
+import { Competitors } from "./competitors/competitors.js";
 import { Events } from "./competitors/events.js";
 import { type Config, quotaLimits } from "./config.js";
 import { apiGuards } from "./http/guards.js";
@@ -55,7 +56,10 @@ export function createServices(config: Config) {
       retriever,
       brands,
       llm: llm.chat,
-      competitors: new CompetitorIntel({ table: stores.table, events: new Events(stores.table) }),
+      competitors: new CompetitorIntel({
+        competitors: new Competitors({ table: stores.table }),
+        events: new Events(stores.table),
+      }),
       quotas,
     }),
     artifacts: new Artifacts(stores.table),

@@ -75,7 +75,13 @@ export function competitorIndexPage(
 
 /** Tracked competitors: one record per competitor, its domain claim, and its sweep index entry. */
 export class Competitors {
-  constructor(private readonly deps: { table: Table; snapshots: Snapshots }) {}
+  constructor(
+    private readonly deps: {
+      table: Table;
+      /** Needed to delete competitors only; readers (intel grounding) go without its parsers. */
+      snapshots?: Snapshots;
+    },
+  ) {}
 
   async find(workspaceId: string, id: string): Promise<CompetitorItem | undefined> {
     if (!isId("competitor", id)) return undefined;
@@ -86,6 +92,13 @@ export class Competitors {
     const item = await this.find(workspaceId, id);
     if (!item) throw notFound("competitor", id);
     return item;
+  }
+
+  /** The competitor tracking a domain (given as a domain or URL), found through its domain claim. */
+  async findByDomain(workspaceId: string, input: string): Promise<CompetitorItem | undefined> {
+    const { domain } = normalizeDomain(input);
+    const claim = await this.deps.table.get<DomainClaim>(wsKey(workspaceId), domainKey(domain));
+    return claim ? this.find(workspaceId, claim.competitorId) : undefined;
   }
 
   /** Starts tracking a domain (or URL); a 409 when the workspace tracks its domain already. */
@@ -173,6 +186,7 @@ export class Competitors {
     const claim = await table.get<DomainClaim>(item.pk, domainKey(item.domain));
     if (claim?.competitorId === id) await table.delete(item.pk, domainKey(item.domain));
     await table.delete(COMPETITOR_INDEX, indexKey(workspaceId, id));
+    if (!this.deps.snapshots) throw new Error("Deleting a competitor needs the snapshot store");
     await this.deps.snapshots.removeAll(workspaceId, id);
   }
 

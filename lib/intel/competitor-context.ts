@@ -1,19 +1,9 @@
-import {
-  COMPETITOR_PREFIX,
-  type Competitor,
-  type CompetitorItem,
-  competitorKey,
-  toPublic,
-} from "../competitors/competitors.js";
-import { normalizeDomain } from "../competitors/domain.js";
+import { type Competitor, type Competitors, toPublic } from "../competitors/competitors.js";
 import {
   type CompetitorEvent,
   type Events,
   toPublic as publicEvent,
 } from "../competitors/events.js";
-import { notFound } from "../errors.js";
-import { isId } from "../ids.js";
-import { type Table, wsKey } from "../store/table.js";
 import type { CompetitorRef } from "./modules/module.js";
 import type { PromptData } from "./prompts.js";
 
@@ -23,17 +13,10 @@ export interface TrackedCompetitor {
   events: CompetitorEvent[];
 }
 
-/** The fields `toPublic` reads: all a lookup by domain needs to fetch. */
-const PUBLIC_FIELDS = ["id", "domain", "name", "homepage", "createdAt", "lastAnalyzedAt"];
-
-/**
- * What competitor monitoring knows about a competitor, for grounding. It reads the tracking
- * records directly rather than through `Competitors`, whose snapshot store would pull the HTML
- * extractors into the intel function's bundle.
- */
+/** What competitor monitoring knows about a competitor, for grounding. */
 export class CompetitorIntel {
   constructor(
-    private readonly deps: { table: Table; events: Events },
+    private readonly deps: { competitors: Competitors; events: Events },
     /** Change events given to the model at most. */
     private readonly recentEvents = 10,
   ) {}
@@ -43,36 +26,15 @@ export class CompetitorIntel {
    * by its normalised domain (undefined when the domain is not tracked; a 400 when invalid).
    */
   async find(workspaceId: string, ref: CompetitorRef): Promise<TrackedCompetitor | undefined> {
+    const { competitors, events } = this.deps;
     const item = ref.competitorId
-      ? await this.byId(workspaceId, ref.competitorId)
+      ? await competitors.get(workspaceId, ref.competitorId)
       : ref.domain
-        ? await this.byDomain(workspaceId, ref.domain)
+        ? await competitors.findByDomain(workspaceId, ref.domain)
         : undefined;
     if (!item) return undefined;
-    const page = await this.deps.events.list(
-      workspaceId,
-      { competitorId: item.id },
-      this.recentEvents,
-    );
+    const page = await events.list(workspaceId, { competitorId: item.id }, this.recentEvents);
     return { competitor: toPublic(item), events: page.items.map(publicEvent) };
-  }
-
-  private async byId(workspaceId: string, id: string): Promise<CompetitorItem> {
-    const item =
-      isId("competitor", id) &&
-      (await this.deps.table.get<CompetitorItem>(wsKey(workspaceId), competitorKey(id)));
-    if (!item) throw notFound("competitor", id);
-    return item;
-  }
-
-  private async byDomain(workspaceId: string, input: string) {
-    const { domain } = normalizeDomain(input);
-    const items = await this.deps.table.all<CompetitorItem>(
-      wsKey(workspaceId),
-      COMPETITOR_PREFIX,
-      PUBLIC_FIELDS,
-    );
-    return items.find((item) => item.domain === domain);
   }
 }
 

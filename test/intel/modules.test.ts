@@ -102,7 +102,10 @@ function intelApp(options: Options = {}) {
     }),
     brands: intel.brands,
     llm: llm.chat,
-    competitors: new CompetitorIntel({ table, events: new Events(table) }),
+    competitors: new CompetitorIntel({
+      competitors: new Competitors({ table }),
+      events: new Events(table),
+    }),
     quotas: options.quotas ?? roomyQuotas(table),
   });
   return createServiceApp({
