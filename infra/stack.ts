@@ -66,18 +66,14 @@ export class KbIntelStack extends Stack {
         : {}),
     };
 
+    const context = { storage, queues, environment, bundleDir };
     const functions = apiFunctions.map((spec) => {
-      const fn = new ServiceFunction(this, spec.name, {
-        bundleDir: bundleDir(spec.name),
-        ...(spec.memoryMb ? { memoryMb: spec.memoryMb } : {}),
-        environment,
-      });
-      fn.grantAccess(spec.access, storage, queues);
+      const fn = new ServiceFunction(this, spec, context);
       return { spec, fn };
     });
     const api = new Api(this, "Http", { functions, throttle: { rateLimit: 100, burstLimit: 200 } });
-    new Workers(this, "Workers", { storage, queues, environment, bundleDir });
-    new Schedules(this, "Schedules", { storage, queues, environment, bundleDir });
+    new Workers(this, "Workers", context);
+    new Schedules(this, "Schedules", context);
 
     new CfnOutput(this, "ApiUrl", { value: api.restApi.url });
     new CfnOutput(this, "TableName", { value: storage.table.tableName });

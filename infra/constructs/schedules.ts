@@ -2,9 +2,7 @@ import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { Construct } from "constructs";
 import { cronOf, scheduledFunctions } from "../../functions/manifest.js";
-import type { WorkQueues } from "./queues.js";
-import { ServiceFunction } from "./service-function.js";
-import type { Storage } from "./storage.js";
+import { type FunctionContext, ServiceFunction } from "./service-function.js";
 
 /**
  * EventBridge's cron has six fields, needs `?` in one of day-of-month and day-of-week, and
@@ -32,24 +30,10 @@ export function eventBridgeCron(expression: string): string {
 
 /** The scheduled functions, each on an EventBridge rule. */
 export class Schedules extends Construct {
-  constructor(
-    scope: Construct,
-    id: string,
-    props: {
-      storage: Storage;
-      queues: WorkQueues;
-      environment: Record<string, string>;
-      bundleDir: (name: string) => string;
-    },
-  ) {
+  constructor(scope: Construct, id: string, context: FunctionContext) {
     super(scope, id);
     for (const spec of scheduledFunctions) {
-      const fn = new ServiceFunction(this, spec.name, {
-        bundleDir: props.bundleDir(spec.name),
-        timeoutSeconds: spec.timeoutSeconds,
-        environment: props.environment,
-      });
-      fn.grantAccess(spec.access, props.storage, props.queues);
+      const fn = new ServiceFunction(this, spec, context);
       new Rule(this, `${spec.name}-schedule`, {
         schedule: Schedule.expression(eventBridgeCron(cronOf(spec))),
         targets: [new LambdaFunction(fn, { retryAttempts: 2 })],
