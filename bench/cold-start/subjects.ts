@@ -9,7 +9,10 @@ import {
   scheduledFunctions,
 } from "../../functions/manifest.js";
 import { bundleAll, bundleFunction } from "../../infra/bundle.js";
-import { Sources } from "../../lib/knowledge/sources.js";
+import type { CheckMessage } from "../../lib/competitors/sweep.js";
+import { newId } from "../../lib/ids.js";
+import type { CrawlMessage } from "../../lib/knowledge/crawl-store.js";
+import { Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
 import { Corpus } from "../core/corpus.js";
 import type { BenchContext, Workspace } from "../core/figure.js";
 import { restEvent, scheduledEvent, sqsEvent } from "./events.js";
@@ -38,9 +41,34 @@ type MessageMaker = (ctx: BenchContext, workspace: Workspace) => Promise<string>
 const corpus = new Corpus(11);
 
 /**
+ * An S3 `ObjectCreated` notification as the bucket sends it to the uploads queue (the shape
+ * `createdKeys` in lib/knowledge/uploads-events.ts reads), for the presigned-upload key of `id`.
+ */
+function uploadNotification(workspaceId: string, id: string): string {
+  const key = `${sourceBlobPrefix(workspaceId, id)}upload`;
+  return JSON.stringify({
+    Records: [
+      {
+        eventVersion: "2.1",
+        eventSource: "aws:s3",
+        awsRegion: "us-east-1",
+        eventTime: new Date().toISOString(),
+        eventName: "ObjectCreated:Put",
+        s3: {
+          s3SchemaVersion: "1.0",
+          bucket: { name: "kb-intel", arn: "arn:aws:s3:::kb-intel" },
+          object: { key, size: 10_000, eTag: "0".repeat(32), sequencer: "0" },
+        },
+      },
+    ],
+  });
+}
+
+/**
  * A maker per queue. A worker whose queue has none yet is only loaded, not invoked, and its row
- * says so: add its maker here when the worker lands (e.g. `crawl`: a crawl started by the
- * service's own code with a parked crawl queue, its seed a fixture site on loopback).
+ * says so. Messages for a crawl, an upload or a competitor that does not exist are well formed
+ * and take the worker's real path (parse, read the record, skip it as gone), which is what a
+ * first event needs: the worker's modules and the SDK's first call, not a full crawl or check.
  */
 const sampleMessages: Partial<Record<QueueName, MessageMaker>> = {
   /** A 10 KB text source, created by `Sources` but sent to a queue nobody consumes. */
@@ -51,6 +79,28 @@ const sampleMessages: Partial<Record<QueueName, MessageMaker>> = {
     const message = parked.messages().at(-1);
     if (!message) throw new Error("creating a source queued no message");
     return message;
+  },
+  /** A page of a crawl that was never started: the crawler reads it, finds nothing, skips it. */
+  async crawl(_ctx, workspace) {
+    return JSON.stringify({
+      kind: "crawl-page",
+      workspaceId: workspace.workspaceId,
+      crawlId: newId("crawl"),
+      pageKey: "0".repeat(32),
+    } satisfies CrawlMessage);
+  },
+  /** The notification of a presigned upload whose source record does not exist. */
+  async uploads(_ctx, workspace) {
+    return uploadNotification(workspace.workspaceId, newId("source"));
+  },
+  /** A queued check of a competitor that is not tracked: `runQueuedCheck` answers "gone". */
+  async checks(_ctx, workspace) {
+    return JSON.stringify({
+      kind: "competitor-check",
+      workspaceId: workspace.workspaceId,
+      competitorId: newId("competitor"),
+      requestedAt: new Date().toISOString(),
+    } satisfies CheckMessage);
   },
 };
 

@@ -1,6 +1,13 @@
 import { mapLimit } from "../../lib/async.js";
+import { embedChunks } from "../../lib/knowledge/embeddings.js";
+import { HybridRetriever } from "../../lib/knowledge/hybrid.js";
 import type { StoredChunks } from "../../lib/knowledge/indexer.js";
+import { LiveSources } from "../../lib/knowledge/live-sources.js";
 import { LexicalRetriever, type Retriever, tokenize } from "../../lib/knowledge/retrieval.js";
+import type { Embedder } from "../../lib/llm/embeddings.js";
+import { createLlm } from "../../lib/llm/provider.js";
+import { loadLlmSettings } from "../../lib/llm/settings.js";
+import { FakeOpenAI } from "../../test/support/fake-openai.js";
 import { Corpus } from "../core/corpus.js";
 import type { BenchContext, Figure, Row } from "../core/figure.js";
 import { interleave, timeSync } from "../core/measure.js";
@@ -15,22 +22,77 @@ import {
 import { BruteForceBm25, words } from "../search/brute-force.js";
 import { type SeededLevel, seedIndexedSources } from "../search/seed.js";
 
-/** A retriever measured at every level, made fresh for each cold first search. */
+/** A retriever measured at every level up to its `maxChunks`, made fresh for each first search. */
 interface Contender {
   name: string;
+  /** Largest level it is measured at (every level when absent). */
+  maxChunks?: number;
   /** A new retriever over a seeded level; anything else it needs (vectors) it writes here, untimed. */
   create(ctx: BenchContext, level: SeededLevel): Promise<Retriever>;
 }
 
+/** The fake provider's answer time for every embeddings request (a query's or a batch's). */
+const EMBEDDING_LATENCY_MS = 20;
+const EMBEDDING_DIMENSIONS = 512;
+/**
+ * Hybrid stops at 10k chunks: embedding 100k chunks through the fake server (JSON vectors of 512
+ * floats, 128 to a request) would take minutes before the first search, on top of lexical's.
+ */
+const HYBRID_MAX_CHUNKS = 10_000;
+
+let provider: Promise<{ fake: FakeOpenAI; embedder: Embedder }> | undefined;
+/**
+ * The fake OpenAI-compatible server (test/support/fake-openai.ts) in this process, every
+ * embeddings request answered after a fixed latency, and the service's own embedder pointed at
+ * it; started on first use, closed when the figure ends.
+ */
+async function fakeEmbedder(): Promise<Embedder> {
+  provider ??= FakeOpenAI.start().then((fake) => {
+    fake.fallback("embeddings", { delayMs: EMBEDDING_LATENCY_MS });
+    const settings = loadLlmSettings({
+      OPENAI_API_KEY: "bench",
+      OPENAI_BASE_URL: fake.baseURL,
+      EMBEDDING_MODEL: "bench-embedding",
+      EMBEDDING_DIMENSIONS: String(EMBEDDING_DIMENSIONS),
+    });
+    const { embedder } = createLlm(settings);
+    if (!embedder) throw new Error("no embedder for the fake provider");
+    return { fake, embedder };
+  });
+  return (await provider).embedder;
+}
+
+async function closeFake(): Promise<void> {
+  await (await provider)?.fake.close();
+  provider = undefined;
+}
+
 const contenders: Contender[] = [
   { name: "lexical", create: async (ctx) => new LexicalRetriever(await ctx.stores()) },
-  // SLOT (hybrid): `HybridRetriever` (lib/knowledge/hybrid.ts) joins as one more entry,
-  // { name: "hybrid", create }, where `create` starts the in-process fake OpenAI-compatible server
-  // (test/support/fake-openai.ts: a fixed latency, no model key), writes every chunk set's
-  // vectors with `embedChunks` (lib/knowledge/embeddings.ts), untimed, and answers
-  // `new HybridRetriever({ ...stores, lexical: new LexicalRetriever(stores), embedder })`.
-  // Both tables then get a hybrid row at every level, against the same floors.
+  {
+    name: "hybrid",
+    maxChunks: HYBRID_MAX_CHUNKS,
+    async create(ctx, level) {
+      const stores = await ctx.stores();
+      const embedder = await fakeEmbedder();
+      // Idempotent: a chunk set's vectors are written once, the first time a level is built.
+      await mapLimit(level.chunkKeys, 4, (key) =>
+        embedChunks({ blobs: stores.blobs, embedder }, key),
+      );
+      // Wired as `createServices` wires it: one LiveSources shared, one source listing a search.
+      const live = new LiveSources(stores.table);
+      return new HybridRetriever({
+        ...stores,
+        lexical: new LexicalRetriever({ ...stores, live }),
+        embedder,
+        live,
+      });
+    },
+  },
 ];
+
+const contendersAt = (chunks: number) =>
+  contenders.filter((c) => chunks <= (c.maxChunks ?? Number.POSITIVE_INFINITY));
 
 const LEVELS = [1_000, 10_000, 100_000];
 const QUICK_LEVELS = [500, 2_000];
@@ -59,7 +121,7 @@ async function firstSearch(ctx: BenchContext, calls: StoreCalls, level: Level) {
   const retrievers = new Map<string, Retriever>();
   let scan: BruteForceBm25 | undefined;
   const cases: Record<string, () => Promise<Measured>> = {};
-  for (const c of contenders) {
+  for (const c of contendersAt(level.chunks)) {
     cases[c.name] = async () => {
       const retriever = await c.create(ctx, level);
       retrievers.set(c.name, retriever);
@@ -74,7 +136,7 @@ async function firstSearch(ctx: BenchContext, calls: StoreCalls, level: Level) {
   const samples = await interleave(buildRounds(level.chunks), cases);
   const floor = `${label(level.chunks)}: read chunk sets + prepare scan`;
   const rows = [
-    ...contenders.map((c) =>
+    ...contendersAt(level.chunks).map((c) =>
       row(`${label(level.chunks)}: ${c.name}`, samples[c.name] ?? [], floor),
     ),
     row(floor, samples.floor ?? []),
@@ -96,7 +158,7 @@ async function warmSearch(
     return samples;
   };
   const cases: Record<string, () => Promise<Measured[]>> = {};
-  for (const c of contenders) {
+  for (const c of contendersAt(level.chunks)) {
     const retriever = retrievers.get(c.name);
     cases[c.name] = () =>
       perQuery(async (query) => retriever?.search(level.workspaceId, query, 10));
@@ -105,7 +167,7 @@ async function warmSearch(
   const samples = await interleave(warmRounds(level.chunks), cases);
   const floor = `${label(level.chunks)}: brute-force BM25 scan`;
   return [
-    ...contenders.map((c) =>
+    ...contendersAt(level.chunks).map((c) =>
       row(`${label(level.chunks)}: ${c.name}`, samples[c.name]?.flat() ?? [], floor),
     ),
     row(floor, samples.floor?.flat() ?? []),
@@ -137,7 +199,7 @@ export const figure: Figure = {
     `Workspaces of 1k, 10k and 100k chunks (${CHUNKS_PER_SOURCE} per source, about 850 ` +
     "characters each, Zipf-distributed words) written straight to the emulated table and bucket " +
     `as the indexer leaves them, and ${QUERIES} fixed queries of two or three words. Each ` +
-    "retriever is measured on its first search in a fresh instance (listing the sources, loading " +
+    "retriever (lexical; hybrid up to 10k chunks) is measured on its first search in a fresh instance (listing the sources, loading " +
     "the chunk sets, building the index), then warm. Floor: BM25 by hand with no index, a scan " +
     "of every token of every chunk per query; for the first search, reading the same chunk sets " +
     "from S3 and preparing that scan. Store calls are timed by SDK middleware (concurrent calls " +
@@ -150,22 +212,26 @@ export const figure: Figure = {
     const first: Row[] = [];
     const warm: Row[] = [];
     let tokenizerTexts: string[] = [];
-    for (const chunks of ctx.quick ? QUICK_LEVELS : LEVELS) {
-      const { workspaceId } = await ctx.workspace(`search ${chunks}`);
-      ctx.log(`search: seeding ${label(chunks)}`);
-      const seeded = await seedIndexedSources(
-        stores,
-        workspaceId,
-        chunks,
-        CHUNKS_PER_SOURCE,
-        corpus,
-      );
-      const level: Level = { ...seeded, chunks, queries };
-      if (chunks <= 10_000) tokenizerTexts = level.texts;
-      ctx.log(`search: first and warm searches at ${label(chunks)}`);
-      const cold = await firstSearch(ctx, calls, level);
-      first.push(...cold.rows);
-      warm.push(...(await warmSearch(calls, level, cold.retrievers, cold.scan)));
+    try {
+      for (const chunks of ctx.quick ? QUICK_LEVELS : LEVELS) {
+        const { workspaceId } = await ctx.workspace(`search ${chunks}`);
+        ctx.log(`search: seeding ${label(chunks)}`);
+        const seeded = await seedIndexedSources(
+          stores,
+          workspaceId,
+          chunks,
+          CHUNKS_PER_SOURCE,
+          corpus,
+        );
+        const level: Level = { ...seeded, chunks, queries };
+        if (chunks <= 10_000) tokenizerTexts = level.texts;
+        ctx.log(`search: first and warm searches at ${label(chunks)}`);
+        const cold = await firstSearch(ctx, calls, level);
+        first.push(...cold.rows);
+        warm.push(...(await warmSearch(calls, level, cold.retrievers, cold.scan)));
+      }
+    } finally {
+      await closeFake();
     }
     const columns = [{ key: "time", label: "time", unit: "ms" }, ...storeColumns];
     return {
@@ -185,6 +251,13 @@ export const figure: Figure = {
         },
       ],
       notes: [
+        `Hybrid: \`HybridRetriever\` (BM25 and brute-force cosine over vectors, fused by RRF) with ` +
+          `the service's embedder pointed at the fake OpenAI-compatible server in this process, ` +
+          `which answers every embeddings request after ${EMBEDDING_LATENCY_MS} ms (vectors of ` +
+          `${EMBEDDING_DIMENSIONS} dimensions); each chunk set's vectors were written by ` +
+          "`embedChunks` before its first search, untimed. Every hybrid search embeds its query: " +
+          `that request's ${EMBEDDING_LATENCY_MS} ms is in every hybrid row. Not measured at ` +
+          `100k chunks: embedding them through the fake server alone would take minutes.`,
         "The scan matches whole words only; lexical also expands words longer than 3 characters " +
           "by prefix, so it considers somewhat more candidates per query.",
       ],
