@@ -73,9 +73,9 @@ export function competitorsApi({
   app.openapi(checkCompetitor, async (c) => {
     const workspaceId = c.get("workspaceId");
     const { id } = c.req.valid("param");
-    await competitors.get(workspaceId, id);
-    await quotas.consume(workspaceId, "competitor_checks");
-    const result = await checker.check(workspaceId, id);
+    const result = await checker.check(workspaceId, id, () =>
+      quotas.consume(workspaceId, "competitor_checks"),
+    );
     return c.json({ result }, 200);
   });
 

@@ -103,12 +103,18 @@ export class Checker {
   constructor(private readonly deps: CheckerDeps) {}
 
   /** 404 for an unknown competitor, 409 while another check of it runs. */
-  async check(workspaceId: string, competitorId: string): Promise<CheckResult> {
+  /** `reserve` runs once the check holds the competitor, before any request (a quota). */
+  async check(
+    workspaceId: string,
+    competitorId: string,
+    reserve: () => Promise<void> = async () => undefined,
+  ): Promise<CheckResult> {
     const { competitors, limits } = this.deps;
     const started = Date.now();
     const until = started + limits.budgetMs + LEASE_MARGIN_MS;
     const item = await competitors.lease(workspaceId, competitorId, started, until);
     try {
+      await reserve();
       return await this.run(item, started + limits.budgetMs);
     } catch (err) {
       // Frees the competitor without marking it checked, so a retry runs in full.

@@ -100,7 +100,7 @@ export function pathMatcher(app: OpenAPIHono<AppEnv>): (path: string) => PathMat
           `^${route.path
             .replace(/[.+?^$()|[\]\\]/g, "\\$&")
             .replace(/:[A-Za-z0-9_]+(\{[^}]*\})?/g, "[^/]+")
-            .replace(/\*/g, ".*")}/?$`,
+            .replace(/\*/g, ".*")}$`,
         ),
       }));
     const matches = table.filter((r) => r.pattern.test(path));

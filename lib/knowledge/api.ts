@@ -51,8 +51,10 @@ export function knowledgeApi({
       : c.req.valid("json");
     if ("file" in body) {
       const { file, name } = body;
-      await quotas.consume(workspaceId, "upload_bytes", file.size);
-      const created = await createFileSource({ sources, blobs }, workspaceId, file, { name });
+      const created = await createFileSource({ sources, blobs }, workspaceId, file, {
+        name,
+        reserve: (bytes) => quotas.consume(workspaceId, "upload_bytes", bytes),
+      });
       const { id, name: sourceName } = created.source;
       return c.json(
         {

@@ -138,7 +138,13 @@ export class Crawler {
     message: PageMessage,
   ): Promise<PageOutcome | "deferred"> {
     if (crawl.status !== "indexing" && !crawl.slots?.has(page.pageKey)) return stopped(crawl);
-    const robots = await this.deps.robots.rules(page.url);
+    let robots: RobotsRules;
+    try {
+      robots = await this.deps.robots.rules(page.url);
+    } catch (err) {
+      if (err instanceof FetchError) return fetchOutcome(err);
+      throw err;
+    }
     if (!robots.isAllowed(page.url)) return skipped("robots", "robots.txt disallows this URL");
     if (!(await this.awaitTurn(crawl, page, message, robots))) return "deferred";
     const scope = new CrawlScope(crawl);

@@ -10,8 +10,9 @@ export function uploadsApi({ uploads, quotas }: { uploads: Uploads; quotas: Quot
   app.openapi(createUpload, async (c) => {
     const workspaceId = c.get("workspaceId");
     const request = c.req.valid("json");
-    await quotas.consume(workspaceId, "upload_bytes", request.bytes);
-    const pending = await uploads.create(workspaceId, request);
+    const pending = await uploads.create(workspaceId, request, (bytes) =>
+      quotas.consume(workspaceId, "upload_bytes", bytes),
+    );
     return c.json(pending, 200);
   });
 

@@ -38,7 +38,12 @@ export async function createFileSource(
   { sources, blobs }: MultipartDeps,
   workspaceId: string,
   file: UploadedFile,
-  options: { name?: string | undefined; maxBytes?: number } = {},
+  options: {
+    name?: string | undefined;
+    maxBytes?: number;
+    /** Runs once the file is accepted, before anything is stored (a quota). */
+    reserve?: (bytes: number) => Promise<void>;
+  } = {},
 ): Promise<{ source: SourceItem; bytes: number }> {
   const maxBytes = options.maxBytes ?? MULTIPART_MAX_BYTES;
   const accepted = acceptFile(
@@ -46,6 +51,7 @@ export async function createFileSource(
     maxBytes,
     PRESIGNED_HINT,
   );
+  await options.reserve?.(file.size);
   const id = newId("source");
   const key = storedFileKey(workspaceId, id);
   await blobs.put(key, new Uint8Array(await file.arrayBuffer()), accepted.contentType);

@@ -97,10 +97,16 @@ export class Uploads {
   ) {}
 
   /** Records a file source awaiting its upload and answers the presigned POST for it. */
-  async create(workspaceId: string, request: UploadRequest): Promise<PendingUpload> {
+  /** `reserve` runs once the request is accepted, before anything is written (a quota). */
+  async create(
+    workspaceId: string,
+    request: UploadRequest,
+    reserve: (bytes: number) => Promise<void> = async () => undefined,
+  ): Promise<PendingUpload> {
     const { table, blobs } = this.deps;
     const { urlTtlSeconds, graceSeconds, maxBytes } = this.settings;
     const file = acceptFile(request, maxBytes);
+    await reserve(request.bytes);
     const id = newId("source");
     const key = presignedFileKey(workspaceId, id);
     const now = Date.now();

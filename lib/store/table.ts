@@ -149,6 +149,8 @@ export class Table {
     amount: number,
     limits?: { max: number; expiresAt: number },
   ): Promise<number | undefined> {
+    // The condition below admits any amount while the counter does not exist yet.
+    if (limits && amount > limits.max) return undefined;
     try {
       const res = await this.doc.send(
         new UpdateCommand({

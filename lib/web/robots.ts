@@ -82,6 +82,9 @@ export class RobotsCache {
       };
     } catch (err) {
       if (!(err instanceof FetchError)) throw err;
+      // Refused or unresolvable before any connection: the page on that host fails the same
+      // way, so its report gives this reason rather than "disallowed by robots.txt".
+      if (["blocked_address", "invalid_url", "dns_failure"].includes(err.code)) throw err;
       // A 200 that is not text (an HTML error page) is no robots.txt either.
       const missing =
         (err.code === "http_error" && (err.status ?? 0) < 500) ||
