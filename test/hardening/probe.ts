@@ -1,0 +1,142 @@
+import http from "node:http";
+import { expect } from "vitest";
+
+/**
+ * Raw requests to the running service and the checks every answer must pass, whatever was sent:
+ * no 5xx, the one error body shape, nothing of the implementation (stack frames, file paths,
+ * AWS or emulator error names) in a body.
+ */
+
+export interface RawRequest {
+  method: string;
+  /** Path and query; bytes a request line cannot carry are percent-encoded, the rest sent as written. */
+  path: string;
+  headers?: Record<string, string | string[]>;
+  body?: string | Uint8Array;
+  /** A bearer key; null sends no Authorization header. */
+  key: string | null;
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+
+/**
+ * Sends a request as written, through node:http rather than fetch, so a hostile client can do
+ * what fetch refuses: a body on GET, repeated headers, odd methods, unnormalised paths.
+ */
+export function send(baseUrl: string, request: RawRequest): Promise<Answer> {
+  const { hostname, port } = new URL(baseUrl);
+  const headers: Record<string, string | string[]> = { ...request.headers };
+  if (request.key !== null) headers.authorization = `Bearer ${request.key}`;
+  const body = typeof request.body === "string" ? Buffer.from(request.body, "utf8") : request.body;
+  if (body !== undefined) headers["content-length"] = String(body.byteLength);
+  const path = request.path.replace(/[^\x21-\x7e]/gu, (c) =>
+    encodeURIComponent(/^[\ud800-\udfff]$/.test(c) ? "\ufffd" : c),
+  );
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { hostname, port, method: request.method, path, headers, agent },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on("data", (part: Buffer) => parts.push(part));
+        res.on("error", reject);
+        res.on("end", () => {
+          const answerHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            for (const v of Array.isArray(value) ? value : [value ?? ""])
+              answerHeaders.append(name, v);
+          }
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: answerHeaders,
+            text: Buffer.concat(parts).toString("utf8"),
+          });
+        });
+      },
+    );
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      // The documented keep-alive race (see `request.reusedSocket`): the server closed an idle
+      // socket just as this request reused it. It is sent once more; a reset that repeats fails.
+      if (req.reusedSocket && err.code === "ECONNRESET") {
+        send(baseUrl, { ...request, headers: { ...request.headers, connection: "close" } }).then(
+          resolve,
+          reject,
+        );
+      } else {
+        reject(err);
+      }
+    });
+    req.end(body);
+  });
+}
+
+/** A form as multipart bytes and the content type that names their boundary. */
+export async function multipart(
+  form: FormData,
+): Promise<{ body: Uint8Array; contentType: string }> {
+  const encoded = new Response(form);
+  return {
+    body: new Uint8Array(await encoded.arrayBuffer()),
+    contentType: encoded.headers.get("content-type") ?? "multipart/form-data",
+  };
+}
+
+/** What gives an implementation away when it reaches a client. */
+const LEAKS: Array<[string, RegExp]> = [
+  ["a stack frame", /^\s+at .+(\(|:\d+:\d+)/m],
+  ["a stack frame", /\bat (async )?[\w$.<>]+ \([^)]*:\d+:\d+\)/],
+  ["the repository path", new RegExp(process.cwd().replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))],
+  ["a source file path", /(node_modules|\/(lib|functions)\/[\w/-]+\.[jt]s\b|\.[jt]s:\d+)/],
+  ["a JavaScript error name", /\b(TypeError|ReferenceError|SyntaxError|RangeError|URIError)\b/],
+  [
+    "an AWS or emulator error",
+    /(ValidationException|ResourceNotFoundException|ConditionalCheckFailed|ProvisionedThroughput|NoSuchKey|NoSuchBucket|AccessDenied|dynalite|s3rver|\$metadata)/,
+  ],
+  ["an internal error", /"internal_error"/],
+];
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: unknown; requestId?: string };
+}
+
+/** The parsed error body of an answer, or a failure naming what is wrong with it. */
+export function errorBodyOf(label: string, answer: Answer): ErrorBody {
+  expect(answer.headers.get("content-type") ?? "", `${label}: error media type`).toMatch(
+    /^application\/json/,
+  );
+  let body: unknown;
+  try {
+    body = JSON.parse(answer.text);
+  } catch {
+    expect.fail(`${label}: the error body is not JSON: ${answer.text.slice(0, 300)}`);
+  }
+  expect(body, `${label}: error body`).toEqual({
+    error: expect.objectContaining({
+      code: expect.stringMatching(/^[a-z][a-z_]*$/),
+      message: expect.any(String),
+    }),
+  });
+  const error = (body as ErrorBody).error;
+  expect(
+    Object.keys(error).filter((k) => !["code", "message", "details", "requestId"].includes(k)),
+    `${label}: unexpected error fields`,
+  ).toEqual([]);
+  expect(error.message.length, `${label}: empty error message`).toBeGreaterThan(0);
+  return body as ErrorBody;
+}
+
+/** Every answer, whatever the request: below 500, well-formed when an error, and leak-free. */
+export function expectWellFormed(label: string, answer: Answer): void {
+  const excerpt = answer.text.slice(0, 500);
+  expect(answer.status, `${label} answered ${answer.status}: ${excerpt}`).toBeLessThan(500);
+  for (const [what, pattern] of LEAKS) {
+    const found = pattern.exec(answer.text)?.[0];
+    expect(found, `${label}: the body shows ${what}: ${excerpt}`).toBeUndefined();
+  }
+  if (answer.status >= 400) errorBodyOf(label, answer);
+}
