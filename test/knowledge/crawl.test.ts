@@ -6,13 +6,13 @@ import { Crawls } from "../../lib/knowledge/crawl.js";
 import type { CrawlItem, CrawlPageItem } from "../../lib/knowledge/crawl-store.js";
 import { Crawler, crawlRecordHandler } from "../../lib/knowledge/crawler.js";
 import { Indexer } from "../../lib/knowledge/indexer.js";
-import { type IndexMessage, type SourceItem, Sources } from "../../lib/knowledge/sources.js";
+import type { IndexMessage, SourceItem, Sources } from "../../lib/knowledge/sources.js";
 import { urlLoader } from "../../lib/knowledge/url-loader.js";
 import type { SqsHandler } from "../../lib/local/queues.js";
 import { wsKey } from "../../lib/store/table.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { RobotsCache } from "../../lib/web/robots.js";
-import { startAws, type TestAws } from "../support/aws.js";
+import { sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import {
   htmlPage,
   prose,
@@ -100,7 +100,7 @@ async function crawlSources(crawlId: string): Promise<SourceItem[]> {
 
 beforeAll(async () => {
   aws = await startAws();
-  sources = new Sources({ table: aws.table, blobs: aws.blobs, indexQueue: aws.queue("index") });
+  sources = sourcesOn(aws);
   const indexer = new Indexer({
     table: aws.table,
     blobs: aws.blobs,

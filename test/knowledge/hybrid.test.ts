@@ -8,10 +8,10 @@ import {
 import { fuseRankings, HybridRetriever } from "../../lib/knowledge/hybrid.js";
 import { type Delivery, Indexer, textLoader } from "../../lib/knowledge/indexer.js";
 import { LexicalRetriever, type SearchResult } from "../../lib/knowledge/retrieval.js";
-import { type IndexMessage, type SourceItem, Sources } from "../../lib/knowledge/sources.js";
+import type { IndexMessage, SourceItem, Sources } from "../../lib/knowledge/sources.js";
 import type { Embedder } from "../../lib/llm/embeddings.js";
 import { llmFor } from "../llm/helpers.js";
-import { startAws, type TestAws } from "../support/aws.js";
+import { sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import { FakeOpenAI } from "../support/fake-openai.js";
 
 const WS = "ws_01JD0000000000000000000011";
@@ -26,7 +26,7 @@ let embedder: Embedder;
 
 beforeAll(async () => {
   [aws, fake] = await Promise.all([startAws(), FakeOpenAI.start()]);
-  sources = new Sources({ table: aws.table, blobs: aws.blobs, indexQueue: aws.queue("index") });
+  sources = sourcesOn(aws);
   indexer = new Indexer({
     table: aws.table,
     blobs: aws.blobs,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Delivery, Indexer, textLoader } from "../../lib/knowledge/indexer.js";
 import { LexicalRetriever } from "../../lib/knowledge/retrieval.js";
-import { type IndexMessage, Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
-import { startAws, type TestAws } from "../support/aws.js";
+import { type IndexMessage, type Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
+import { indexerOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 
 const WS = "ws_01JD0000000000000000000001";
 const OTHER = "ws_01JD0000000000000000000002";
@@ -15,13 +15,8 @@ let retriever: LexicalRetriever;
 
 beforeAll(async () => {
   aws = await startAws();
-  sources = new Sources({ table: aws.table, blobs: aws.blobs, indexQueue: aws.queue("index") });
-  indexer = new Indexer({
-    table: aws.table,
-    blobs: aws.blobs,
-    chunking: { size: 300, overlap: 50 },
-    loaders: { text: textLoader(aws.blobs) },
-  });
+  sources = sourcesOn(aws);
+  indexer = indexerOn(aws, { text: textLoader(aws.blobs) });
   retriever = new LexicalRetriever({ table: aws.table, blobs: aws.blobs });
 });
 afterAll(() => aws.close());

@@ -1,9 +1,9 @@
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileLoader } from "../../lib/knowledge/file-loader.js";
-import { type Delivery, Indexer, type IndexOutcome } from "../../lib/knowledge/indexer.js";
+import type { Delivery, Indexer, IndexOutcome } from "../../lib/knowledge/indexer.js";
 import { LexicalRetriever } from "../../lib/knowledge/retrieval.js";
-import { type IndexMessage, Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
+import { type IndexMessage, type Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
 import { createFileSource, MULTIPART_MAX_BYTES } from "../../lib/knowledge/uploads-multipart.js";
 import {
   docxBytes,
@@ -12,7 +12,7 @@ import {
   pdfBytes,
   zipBomb,
 } from "../files/support/documents.js";
-import { startAws, type TestAws } from "../support/aws.js";
+import { indexerOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 
 /**
  * Multipart file sources from the API's side: stored, recorded, indexed by the file loader in
@@ -30,13 +30,12 @@ let retriever: LexicalRetriever;
 
 beforeAll(async () => {
   aws = await startAws();
-  sources = new Sources({ table: aws.table, blobs: aws.blobs, indexQueue: aws.queue("index") });
-  indexer = new Indexer({
-    table: aws.table,
-    blobs: aws.blobs,
-    chunking: { size: 400, overlap: 50 },
-    loaders: { file: fileLoader(aws.blobs, { limits: { maxBytes: 1024 * 1024 } }) },
-  });
+  sources = sourcesOn(aws);
+  indexer = indexerOn(
+    aws,
+    { file: fileLoader(aws.blobs, { limits: { maxBytes: 1024 * 1024 } }) },
+    { size: 400, overlap: 50 },
+  );
   retriever = new LexicalRetriever({ table: aws.table, blobs: aws.blobs });
 });
 afterAll(() => aws.close());

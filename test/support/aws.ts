@@ -2,7 +2,11 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { ChunkingOptions } from "../../lib/knowledge/chunking.js";
+import { Indexer, type IndexerDeps } from "../../lib/knowledge/indexer.js";
+import { Sources } from "../../lib/knowledge/sources.js";
 import { Quotas } from "../../lib/limits/quotas.js";
+import type { Embedder } from "../../lib/llm/embeddings.js";
 import { ensureTable, startDynamo, startS3 } from "../../lib/local/emulators.js";
 import { LocalQueues } from "../../lib/local/queues.js";
 import { Blobs } from "../../lib/store/blobs.js";
@@ -61,3 +65,15 @@ export const roomyQuotas = (table: Table) =>
     model_calls: 1e9,
     competitor_checks: 1e9,
   });
+
+/** The knowledge sources service over the emulated stores, queueing to their `index` queue. */
+export const sourcesOn = (aws: TestAws) =>
+  new Sources({ table: aws.table, blobs: aws.blobs, indexQueue: aws.queue("index") });
+
+/** An indexer over the emulated stores with the given content loaders. */
+export const indexerOn = (
+  aws: TestAws,
+  loaders: IndexerDeps["loaders"],
+  chunking: ChunkingOptions = { size: 300, overlap: 50 },
+  embedder?: Embedder,
+) => new Indexer({ table: aws.table, blobs: aws.blobs, chunking, loaders, embedder });
