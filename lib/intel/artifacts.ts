@@ -76,15 +76,7 @@ export class Artifacts {
       limit,
       cursor,
       newestFirst: true,
-      ...(module
-        ? {
-            filter: {
-              expression: "#module = :module",
-              names: { "#module": "module" },
-              values: { ":module": module },
-            },
-          }
-        : {}),
+      equals: { module },
     });
     return { items: page.items.map(toSummary), nextCursor: page.nextCursor };
   }

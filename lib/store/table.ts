@@ -28,8 +28,6 @@ export interface PageQuery<T extends Item = Item> {
   cursor?: string | undefined;
   /** Keeps only items whose fields equal these values (undefined ones are ignored); applied before the page is cut, so pages stay full. */
   equals?: Partial<T>;
-  /** @deprecated Use `equals`; kept until the last caller moves over. */
-  filter?: { expression: string; names: Record<string, string>; values: Record<string, unknown> };
   newestFirst?: boolean;
 }
 
@@ -203,14 +201,13 @@ export class Table {
   async page<T extends Item>(q: PageQuery<T>): Promise<Page<T>> {
     const fields = Object.entries(q.equals ?? {}).filter(([, value]) => value !== undefined);
     const filter =
-      q.filter ??
-      (fields.length > 0
+      fields.length > 0
         ? {
             expression: fields.map((_, i) => `#e${i} = :e${i}`).join(" AND "),
             names: Object.fromEntries(fields.map(([field], i) => [`#e${i}`, field])),
             values: Object.fromEntries(fields.map(([, value], i) => [`:e${i}`, value])),
           }
-        : undefined);
+        : undefined;
     const items: T[] = [];
     const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, q.skPrefix);
     let startKey: Record<string, unknown> | undefined = after ? { pk: q.pk, sk: after } : undefined;
