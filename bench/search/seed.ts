@@ -2,9 +2,8 @@ import { mapLimit } from "../../lib/async.js";
 import { newId } from "../../lib/ids.js";
 import type { Chunk } from "../../lib/knowledge/chunking.js";
 import type { StoredChunks } from "../../lib/knowledge/indexer.js";
-import { type SourceItem, sourceBlobPrefix, sourceKey } from "../../lib/knowledge/sources.js";
+import { newSourceItem, type SourceItem, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
 import type { Stores } from "../../lib/store/clients.js";
-import { wsKey } from "../../lib/store/table.js";
 import type { Corpus } from "../core/corpus.js";
 
 /** A workspace holding a known number of indexed chunks. */
@@ -48,24 +47,15 @@ export async function seedIndexedSources(
     await stores.blobs.putJson(chunksKey, { sourceId: id, chunks: set } satisfies StoredChunks);
     const now = new Date().toISOString();
     const item: SourceItem = {
-      pk: wsKey(workspaceId),
-      sk: sourceKey(id),
-      workspaceId,
-      id,
-      type: "text",
-      name: set[0]?.heading ?? id,
-      source_url_or_path: null,
+      ...newSourceItem(
+        workspaceId,
+        { id, type: "text", name: set[0]?.heading ?? id, source_url_or_path: null },
+        now,
+      ),
       status: "indexed",
       chunk_count: set.length,
-      enabled: 1,
-      created_at: now,
       indexed_at: now,
-      last_error: null,
-      error_code: null,
-      revision: 1,
-      content_key: null,
       chunks_key: chunksKey,
-      content_hash: null,
     };
     await stores.table.put(item);
     return chunksKey;

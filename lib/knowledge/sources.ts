@@ -80,6 +80,46 @@ export function toPublic(item: SourceItem): KnowledgeSource {
   };
 }
 
+/** What a new source is made of; the rest of its record starts empty. */
+export type NewSource = Pick<KnowledgeSource, "type" | "name" | "source_url_or_path"> & {
+  id?: string;
+  content_key?: string | null;
+  crawl_id?: string | null;
+};
+
+/**
+ * A new source's record: enabled, first revision, nothing indexed yet, status `indexing`.
+ * Callers that start it in another state (an awaited upload, a seeded index) override fields.
+ */
+export function newSourceItem(
+  workspaceId: string,
+  fields: NewSource,
+  now = new Date().toISOString(),
+): SourceItem {
+  const id = fields.id ?? newId("source");
+  return {
+    pk: wsKey(workspaceId),
+    sk: sourceKey(id),
+    workspaceId,
+    id,
+    type: fields.type,
+    name: fields.name,
+    source_url_or_path: fields.source_url_or_path,
+    status: "indexing",
+    chunk_count: 0,
+    enabled: 1,
+    created_at: now,
+    indexed_at: null,
+    last_error: null,
+    error_code: null,
+    crawl_id: fields.crawl_id ?? null,
+    revision: 1,
+    content_key: fields.content_key ?? null,
+    chunks_key: null,
+    content_hash: null,
+  };
+}
+
 export type ListFilter = {
   status?: SourceStatus | undefined;
   enabled?: 0 | 1 | undefined;
@@ -105,40 +145,11 @@ export class Sources {
   }
 
   /** Records a new source and queues its indexing. */
-  async create(
-    workspaceId: string,
-    fields: Pick<KnowledgeSource, "type" | "name" | "source_url_or_path"> & {
-      id?: string;
-      content_key?: string | null;
-      crawl_id?: string | null;
-    },
-  ): Promise<SourceItem> {
-    const id = fields.id ?? newId("source");
-    const now = new Date().toISOString();
-    const item: SourceItem = {
-      pk: wsKey(workspaceId),
-      sk: sourceKey(id),
-      workspaceId,
-      id,
-      type: fields.type,
-      name: fields.name,
-      source_url_or_path: fields.source_url_or_path,
-      status: "indexing",
-      chunk_count: 0,
-      enabled: 1,
-      created_at: now,
-      indexed_at: null,
-      last_error: null,
-      error_code: null,
-      crawl_id: fields.crawl_id ?? null,
-      revision: 1,
-      content_key: fields.content_key ?? null,
-      chunks_key: null,
-      content_hash: null,
-      ...indexingMarker(workspaceId, id, now),
-    };
+  async create(workspaceId: string, fields: NewSource): Promise<SourceItem> {
+    const fresh = newSourceItem(workspaceId, fields);
+    const item = { ...fresh, ...indexingMarker(workspaceId, fresh.id, fresh.created_at) };
     if (!(await this.deps.table.create(item))) {
-      throw new ApiError(409, "conflict", `A knowledge source with id ${id} exists already`);
+      throw new ApiError(409, "conflict", `A knowledge source with id ${item.id} exists already`);
     }
     return this.enqueue(item);
   }

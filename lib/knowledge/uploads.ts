@@ -9,7 +9,7 @@ import { logger } from "../log.js";
 import type { Blobs } from "../store/blobs.js";
 import { TABLE_INDEXES } from "../store/schema.js";
 import { type Table, wsKey } from "../store/table.js";
-import { type SourceItem, type Sources, sourceKey } from "./sources.js";
+import { newSourceItem, type SourceItem, type Sources, sourceKey } from "./sources.js";
 import { acceptFile, parsePresignedKey, presignedFileKey } from "./uploads-files.js";
 
 /**
@@ -120,25 +120,18 @@ export class Uploads {
       Expires: urlTtlSeconds,
     });
     const item: UploadItem = {
-      pk: wsKey(workspaceId),
-      sk: sourceKey(id),
-      workspaceId,
-      id,
-      type: "file",
-      name: request.name?.trim() || file.filename,
-      source_url_or_path: file.filename,
+      ...newSourceItem(
+        workspaceId,
+        {
+          id,
+          type: "file",
+          name: request.name?.trim() || file.filename,
+          source_url_or_path: file.filename,
+          content_key: key,
+        },
+        new Date(now).toISOString(),
+      ),
       status: AWAITING_UPLOAD,
-      chunk_count: 0,
-      enabled: 1,
-      created_at: new Date(now).toISOString(),
-      indexed_at: null,
-      last_error: null,
-      error_code: null,
-      revision: 1,
-      content_key: key,
-      chunks_key: null,
-      content_hash: null,
-      crawl_id: null,
       bytes: request.bytes,
       content_type: file.contentType,
       upload_expires_at: expiresAt,
