@@ -4,7 +4,6 @@ import { type Change, diffFacts } from "../../lib/competitors/diff.js";
 import type { ContentItem } from "../../lib/competitors/extract/content.js";
 import type { JobPosting } from "../../lib/competitors/extract/jobs.js";
 import type { Plan } from "../../lib/competitors/extract/pricing.js";
-import { severityOf } from "../../lib/competitors/severity.js";
 import type { Facts } from "../../lib/competitors/snapshot.js";
 import { fingerprints } from "../../lib/competitors/snapshot.js";
 
@@ -69,6 +68,16 @@ describe("diffFacts", () => {
       "plan_removed",
     ]);
     expect(changes[0]).toMatchObject({ subject: "Pro", percent: -20 });
+  });
+
+  it("gives a free plan starting to charge no percent, and rounds others to one decimal", () => {
+    const free = plan("Pro", 0, { period: "month" });
+    expect(diffFacts(pricing(free), pricing(plan("Pro", 9)))).toMatchObject([
+      { kind: "price_increased", percent: null },
+    ]);
+    expect(diffFacts(pricing(plan("Pro", 30)), pricing(plan("Pro", 37.49)))).toMatchObject([
+      { kind: "price_increased", percent: 25 },
+    ]);
   });
 
   it("calls a change of currency, period or seat basis a price change", () => {
@@ -139,55 +148,6 @@ describe("fingerprints", () => {
     expect(b).toEqual(a);
     expect(fingerprints(pricing(plan("A", 1), plan("B", 3))).pricing).not.toBe(a.pricing);
     expect(Object.keys(a).sort()).toEqual(["messaging", "pricing"]);
-  });
-});
-
-describe("severityOf", () => {
-  const priced = (from: number | null, to: number) =>
-    diffFacts(
-      pricing(plan("Pro", from, from === 0 ? { period: "month" } : {})),
-      pricing(plan("Pro", to)),
-    )[0] as Change;
-
-  it.each<[string, Change, string]>([
-    ["a 20% price rise", priced(10, 12), "high"],
-    ["a 25% price cut", priced(40, 30), "critical"],
-    ["a free plan starting to charge", priced(0, 9), "critical"],
-    ["a new plan", diffFacts(pricing(), pricing(plan("X", 5)))[0] as Change, "high"],
-    [
-      "a plan going contact-sales",
-      diffFacts(pricing(plan("X", 5)), pricing(plan("X", null)))[0] as Change,
-      "high",
-    ],
-    ["a new team hiring", diffFacts(hiring(), hiring(job("A", "Data")))[0] as Change, "medium"],
-    [
-      "one more posting",
-      diffFacts(hiring(job("A", "Ops")), hiring(job("A", "Ops"), job("B", "Ops")))[0] as Change,
-      "low",
-    ],
-    [
-      "five more postings",
-      diffFacts(
-        hiring(job("A", "Ops")),
-        hiring(job("A", "Ops"), ...["B", "C", "D", "E", "F"].map((t) => job(t, "Ops"))),
-      )[0] as Change,
-      "medium",
-    ],
-    [
-      "a closed posting",
-      diffFacts(hiring(job("A", "Ops"), job("B", "Ops")), hiring(job("A", "Ops")))[0] as Change,
-      "low",
-    ],
-    [
-      "a team's last posting closing",
-      diffFacts(hiring(job("A", "Ops"), job("B", "Data")), hiring(job("A", "Ops")))[0] as Change,
-      "medium",
-    ],
-    ["a new post", diffFacts(content(), content(post("x", null)))[0] as Change, "low"],
-    ["a new headline", diffFacts(messaging("A"), messaging("B"))[0] as Change, "medium"],
-    ["new claims", diffFacts(messaging("A", ["x"]), messaging("A", ["y"]))[0] as Change, "low"],
-  ])("rates %s %s", (_, change, severity) => {
-    expect(severityOf(change)).toBe(severity);
   });
 });
 
