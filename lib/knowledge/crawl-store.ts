@@ -173,9 +173,15 @@ export class CrawlStore {
    * Records newly found URLs and queues those to crawl. Conditional puts make each URL count once
    * per crawl however often it is found; counters are bumped before the messages go out, so the
    * crawl cannot look finished while its new pages wait.
+   *
+   * Only a running crawl grows: the crawl is read afresh, because a page fetched before a cancel
+   * (or before the last slot filled) finds its links after it. A stop landing between this read
+   * and the writes lets those few pages through; their messages then skip them as `cancelled`.
    */
   async discover(crawl: CrawlItem, found: Discovery[]): Promise<void> {
-    const room = maxDiscovered(crawl.maxPages) - crawl.pagesDiscovered;
+    const current = await this.getCrawl(crawl.workspaceId, crawl.crawlId);
+    if (current?.status !== "indexing") return;
+    const room = maxDiscovered(current.maxPages) - current.pagesDiscovered;
     const unique = [...new Map(found.map((d) => [d.url, d])).values()].slice(0, Math.max(0, room));
     const now = new Date().toISOString();
     const created = (

@@ -1,7 +1,7 @@
 import { gzipSync } from "node:zlib";
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSRecord } from "aws-lambda";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Crawls } from "../../lib/knowledge/crawl.js";
 import type { CrawlItem, CrawlPageItem } from "../../lib/knowledge/crawl-store.js";
 import { Crawler, crawlRecordHandler } from "../../lib/knowledge/crawler.js";
@@ -46,7 +46,9 @@ const fetcher = new SafeFetcher({ allowPrivate: true, timeoutMs: 1500, maxBytes:
 let harnesses = 0;
 
 /** Crawl service and worker on their own queue, so tests can choose when messages flow. */
-function harness(options: { politenessMs?: number; now?: () => number } = {}): Harness {
+function harness(
+  options: { politenessMs?: number; now?: () => number; fetcher?: SafeFetcher } = {},
+): Harness {
   const queueName = `crawl-${++harnesses}`;
   const queue = aws.queue(queueName);
   const crawler = new Crawler({
@@ -54,8 +56,8 @@ function harness(options: { politenessMs?: number; now?: () => number } = {}): H
     blobs: aws.blobs,
     queue,
     sources,
-    fetcher,
-    robots: new RobotsCache(fetcher),
+    fetcher: options.fetcher ?? fetcher,
+    robots: new RobotsCache(options.fetcher ?? fetcher),
     politenessMs: options.politenessMs ?? 0,
     stallMs: 15 * 60_000,
     watchSeconds: 1,
@@ -391,5 +393,85 @@ describe("crawl control", () => {
     expect(crawl.status).toBe("failed");
     expect(crawl.lastError).toMatch(/No progress for \d+ minutes; 1 pages never finished/);
     expect(await crawler.handle(watch, delivery)).toBe("gone");
+  });
+});
+
+describe("a crawl cancelled while pages are in flight", () => {
+  const slow = ["/slow/0", "/slow/1", "/slow/2"];
+  const links = (paths: string[]) => paths.map((p) => `<a href="${p}">${p}</a>`).join(" ");
+  let site: Site;
+  let release: () => void;
+  const arrived: string[] = [];
+
+  beforeAll(async () => {
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    site = await startSite({
+      "/": respond(htmlPage("Root", `<article>${prose("Root")}</article>${links(slow)}`)),
+    });
+    for (const [i, path] of slow.entries()) {
+      // Each answers only once the test lets it, with a new link the crawl has not seen yet.
+      site.route(path, async (_req, res) => {
+        arrived.push(path);
+        await released;
+        res
+          .writeHead(200, { "content-type": "text/html" })
+          .end(
+            htmlPage(
+              `Slow ${i}`,
+              `<article>${prose(`Slow ${i}`)}</article>${links([`/later/${i}`])}`,
+            ),
+          );
+      });
+    }
+  });
+  afterAll(() => site.close());
+
+  it("records no new page, count or source once the in-flight pages finish", async () => {
+    // The gate, not the fetch deadline, decides when the slow pages answer.
+    const patient = new SafeFetcher({ allowPrivate: true, timeoutMs: 30_000 });
+    const { crawls, consume } = harness({ fetcher: patient });
+    const { crawlId } = await crawls.start(WS, settings(`${site.origin}/`));
+    consume();
+    await vi.waitFor(
+      async () => {
+        expect(arrived.sort()).toEqual(slow);
+        expect((await crawls.get(WS, crawlId)).pagesIndexed).toBe(1);
+      },
+      { timeout: 20_000, interval: 20 },
+    );
+
+    const atCancel = await crawls.cancel(WS, crawlId);
+    const pagesAtCancel = await report(crawls, crawlId);
+    const sourcesAtCancel = (await crawlSources(crawlId)).map((s) => s.id).sort();
+    expect(atCancel).toMatchObject({ status: "cancelled", pagesDiscovered: 4, pagesIndexed: 1 });
+    expect([...pagesAtCancel.values()].filter((p) => p.status === "queued")).toHaveLength(3);
+    expect(sourcesAtCancel).toHaveLength(1);
+
+    release();
+    await aws.queues.idle();
+
+    const after = await crawls.get(WS, crawlId);
+    const pagesAfter = await report(crawls, crawlId);
+    expect(after).toMatchObject({
+      status: "cancelled",
+      finishedAt: atCancel.finishedAt,
+      pagesDiscovered: atCancel.pagesDiscovered,
+      pagesIndexed: atCancel.pagesIndexed,
+      pagesFailed: atCancel.pagesFailed,
+      // Only the pages in flight at the cancel finish, each as skipped.
+      pagesSkipped: atCancel.pagesSkipped + slow.length,
+    });
+    expect([...pagesAfter.keys()].sort()).toEqual([...pagesAtCancel.keys()].sort());
+    for (const path of slow) {
+      expect([path, pagesAfter.get(path)?.status, pagesAfter.get(path)?.reason]).toEqual([
+        path,
+        "skipped",
+        "cancelled",
+      ]);
+    }
+    expect((await crawlSources(crawlId)).map((s) => s.id).sort()).toEqual(sourcesAtCancel);
+    expect(site.requests.filter((r) => r.startsWith("/later"))).toEqual([]);
   });
 });
