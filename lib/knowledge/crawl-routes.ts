@@ -14,12 +14,28 @@ const MAX_PAGES_LIMIT = 1000;
 const DEFAULT_MAX_DEPTH = 10;
 const MAX_DEPTH_LIMIT = 50;
 
+const MAX_PATH_PATTERNS = 20;
+const MAX_PATH_PATTERN_LENGTH = 200;
+
 const pathPatterns = (description: string) =>
   z
-    .array(z.string().trim().min(1).max(200).startsWith("/", "Path patterns start with /"))
-    .max(20)
+    .array(
+      z
+        .string()
+        .trim()
+        .min(1)
+        .max(
+          MAX_PATH_PATTERN_LENGTH,
+          `A path pattern has at most ${MAX_PATH_PATTERN_LENGTH} characters`,
+        )
+        .startsWith("/", "Path patterns start with /"),
+    )
+    .max(MAX_PATH_PATTERNS, `At most ${MAX_PATH_PATTERNS} path patterns`)
     .default([])
-    .openapi({ description, example: ["/blog/*"] });
+    .openapi({
+      description: `${description} (at most ${MAX_PATH_PATTERNS} patterns of at most ${MAX_PATH_PATTERN_LENGTH} characters)`,
+      example: ["/blog/*"],
+    });
 
 export const StartCrawlBody = z
   .strictObject({

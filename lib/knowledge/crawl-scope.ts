@@ -28,28 +28,55 @@ const MAX_QUERY_PARAMS = 12;
 const bareHost = (hostname: string) => hostname.replace(/^www\./, "");
 
 /**
+ * Whether `glob` matches all of `text`, `*` standing for any run of characters. Greedy with one
+ * saved star: on a mismatch only the latest star takes one more character, so the work is at most
+ * the product of the two lengths, never exponential as backtracking `.*` can be.
+ */
+function globMatches(glob: string, text: string): boolean {
+  let g = 0;
+  let t = 0;
+  let star = -1;
+  let starText = 0;
+  while (t < text.length) {
+    if (glob[g] === "*") {
+      star = g++;
+      starText = t;
+    } else if (glob[g] === text[t]) {
+      g++;
+      t++;
+    } else if (star >= 0) {
+      g = star + 1;
+      t = ++starText;
+    } else {
+      return false;
+    }
+  }
+  while (glob[g] === "*") g++;
+  return g === glob.length;
+}
+
+/**
  * A path pattern matches a path and everything under it; `*` matches any run of characters.
  * `/blog` matches `/blog` and `/blog/post` but not `/blogroll`; `/blog*` matches all three.
  */
-export function pathPattern(pattern: string): RegExp {
-  const body = pattern
-    .split("*")
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-    .join(".*");
-  return new RegExp(`^${body.replace(/\/$/, "")}(?:/.*)?$`);
+export function pathPattern(pattern: string): (path: string) => boolean {
+  const glob = pattern.endsWith("/") ? pattern.slice(0, -1) : pattern;
+  return (path) => globMatches(glob, path) || globMatches(`${glob}/*`, path);
 }
 
 /** The folder a seed stands for: its path, or the folder of a path that names a file. */
 export function seedFolder(seedPath: string): string {
-  const folder = /\/[^/]*\.[^/]*$/.test(seedPath) ? seedPath.replace(/\/[^/]*$/, "") : seedPath;
+  const slash = seedPath.lastIndexOf("/");
+  const namesFile = slash >= 0 && seedPath.includes(".", slash);
+  const folder = namesFile ? seedPath.slice(0, slash) : seedPath;
   return folder.replace(/\/$/, "") || "/";
 }
 
 export class CrawlScope {
   private readonly host: string;
   private readonly port: string;
-  private readonly include: RegExp[];
-  private readonly exclude: RegExp[];
+  private readonly include: Array<(path: string) => boolean>;
+  private readonly exclude: Array<(path: string) => boolean>;
 
   constructor(private readonly settings: ScopeSettings) {
     const seed = new URL(settings.seedUrl);
@@ -81,7 +108,10 @@ export class CrawlScope {
 
   /** Whether a path passes the include and exclude patterns. */
   pathAllowed(path: string): boolean {
-    return this.include.some((p) => p.test(path)) && !this.exclude.some((p) => p.test(path));
+    return (
+      this.include.some((matches) => matches(path)) &&
+      !this.exclude.some((matches) => matches(path))
+    );
   }
 }
 

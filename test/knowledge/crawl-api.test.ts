@@ -132,6 +132,8 @@ describe("crawl API", () => {
     [{ seedUrl: "https://example.com/", maxPages: 1001 }, "maxPages"],
     [{ seedUrl: "https://example.com/", maxPages: 0 }, "maxPages"],
     [{ seedUrl: "https://example.com/", includePaths: ["blog"] }, "includePaths.0"],
+    [{ seedUrl: "https://example.com/", excludePaths: [`/${"a".repeat(200)}`] }, "excludePaths.0"],
+    [{ seedUrl: "https://example.com/", includePaths: Array(21).fill("/a") }, "includePaths"],
     [{ seedUrl: "https://example.com/", depth: 3 }, ""],
     [{}, "seedUrl"],
   ])("answers 400 for %j without fetching anything", async (body, path) => {
@@ -148,6 +150,7 @@ describe("crawl API", () => {
     const res = await call(strictApp, "POST", "/api/knowledge/crawl", {
       seedUrl: "https://example.com/docs/",
       maxPages: 1000,
+      includePaths: Array(20).fill(`/${"a".repeat(199)}`),
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ maxPages: 1000 });

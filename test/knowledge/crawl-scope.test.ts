@@ -55,14 +55,36 @@ describe("crawl scope", () => {
   });
 
   it("reads path patterns and seed folders as documented", () => {
-    expect(pathPattern("/blog").test("/blog")).toBe(true);
-    expect(pathPattern("/blog/").test("/blog/x")).toBe(true);
-    expect(pathPattern("/blog").test("/blogroll")).toBe(false);
-    expect(pathPattern("/blog*").test("/blogroll")).toBe(true);
-    expect(pathPattern("/a.b").test("/aXb")).toBe(false);
+    expect(pathPattern("/blog")("/blog")).toBe(true);
+    expect(pathPattern("/blog/")("/blog/x")).toBe(true);
+    expect(pathPattern("/blog/")("/blog")).toBe(true);
+    expect(pathPattern("/blog")("/blogroll")).toBe(false);
+    expect(pathPattern("/blog*")("/blogroll")).toBe(true);
+    expect(pathPattern("/blog*")("/blog")).toBe(true);
+    expect(pathPattern("/a.b")("/aXb")).toBe(false);
+    expect(pathPattern("/a+(b)")("/a+(b)/c")).toBe(true);
+    expect(pathPattern("/*/intro")("/guides/setup/intro")).toBe(true);
+    expect(pathPattern("/*/intro")("/guides/introduction")).toBe(false);
+    expect(pathPattern("/*a*b")("/xaxbx")).toBe(false);
+    expect(pathPattern("/*a*b")("/xaxb/y")).toBe(true);
+    expect(pathPattern("*.pdf")("/deck.pdf.html")).toBe(false);
+    expect(pathPattern("/")("/anything")).toBe(true);
     expect(seedFolder("/")).toBe("/");
     expect(seedFolder("/docs/")).toBe("/docs");
     expect(seedFolder("/docs/index.html")).toBe("/docs");
     expect(seedFolder("/index.php")).toBe("/");
+    expect(seedFolder("/v1.2/docs")).toBe("/v1.2/docs");
+  });
+
+  it.each([
+    ["/*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b", `/${"a".repeat(1000)}`],
+    [`/${"*a".repeat(12)}*b`, `/${"a".repeat(41)}`],
+    [`/${"*".repeat(16)}b`, `/${"a".repeat(31)}`],
+  ])("matches %s in linear time, however many stars", (pattern, path) => {
+    const scope = new CrawlScope({ ...settings, includePaths: [pattern], excludePaths: [pattern] });
+    const started = performance.now();
+    expect(scope.pathAllowed(path)).toBe(false);
+    expect(pathPattern(pattern)(`${path}b`)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(10);
   });
 });
