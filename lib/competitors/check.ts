@@ -107,7 +107,7 @@ export class Checker {
   async check(
     workspaceId: string,
     competitorId: string,
-    reserve: () => Promise<void> = async () => undefined,
+    reserve: () => Promise<unknown> = async () => undefined,
   ): Promise<CheckResult> {
     const { competitors, limits } = this.deps;
     const started = Date.now();

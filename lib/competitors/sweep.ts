@@ -46,7 +46,7 @@ export async function enqueueWorkspace(
   queue: Queue,
   workspaceId: string,
   /** Runs before anything is queued, with the number of checks (to take them from a quota). */
-  reserve: (count: number) => Promise<void> = async () => undefined,
+  reserve: (count: number) => Promise<unknown> = async () => undefined,
 ): Promise<number> {
   const ids = await competitors.ids(workspaceId);
   if (ids.length > 0) await reserve(ids.length);

@@ -42,7 +42,7 @@ export async function createFileSource(
     name?: string | undefined;
     maxBytes?: number;
     /** Runs once the file is accepted, before anything is stored (a quota). */
-    reserve?: (bytes: number) => Promise<void>;
+    reserve?: (bytes: number) => Promise<unknown>;
   } = {},
 ): Promise<{ source: SourceItem; bytes: number }> {
   const maxBytes = options.maxBytes ?? MULTIPART_MAX_BYTES;

@@ -1,5 +1,5 @@
 import { ApiError } from "../errors.js";
-import { type Table, wsKey } from "../store/table.js";
+import { type Item, type Table, wsKey } from "../store/table.js";
 
 /** The costly kinds of work each workspace may do a limited amount of per day (UTC). */
 export type QuotaKind = "crawl_pages" | "upload_bytes" | "model_calls" | "competitor_checks";
@@ -14,6 +14,25 @@ const DESCRIPTIONS: Record<QuotaKind, string> = {
 };
 
 /**
+ * What one consumption took from a quota. Work paid for up front (a crawl's pages, an upload's
+ * bytes) keeps it on its record as `quota`, so what goes unused can be given back (`refundUnused`).
+ */
+export interface QuotaCharge {
+  kind: QuotaKind;
+  /** The UTC day whose counter it was taken from. */
+  day: string;
+  amount: number;
+  /** How much was given back; set once. */
+  refunded?: number;
+}
+
+/** A record that carries what its work was charged. */
+export type ChargedItem = Item & { workspaceId: string; quota?: QuotaCharge | undefined };
+
+const counterKey = (day: string, kind: QuotaKind) => `QUOTA#${day}#${kind}`;
+const COUNTER_FIELD = "used";
+
+/**
  * Daily quotas: one counter per workspace, kind and UTC day, consumed with a conditional write
  * that refuses to pass the limit, so concurrent requests can never overspend it together.
  */
@@ -24,22 +43,22 @@ export class Quotas {
   ) {}
 
   /** Takes `amount` of a quota, or throws a 429 naming the quota, its limit and when it resets. */
-  async consume(workspaceId: string, kind: QuotaKind, amount = 1): Promise<void> {
+  async consume(workspaceId: string, kind: QuotaKind, amount = 1): Promise<QuotaCharge> {
     const limit = this.limits[kind];
     const now = new Date();
     const day = now.toISOString().slice(0, 10);
     const resets = Date.parse(`${day}T00:00:00Z`) + 86_400_000;
     const used = await this.table.increment(
       wsKey(workspaceId),
-      `QUOTA#${day}#${kind}`,
-      "used",
+      counterKey(day, kind),
+      COUNTER_FIELD,
       amount,
       {
         max: limit,
         expiresAt: Math.floor(resets / 1000) + 86_400,
       },
     );
-    if (used !== undefined) return;
+    if (used !== undefined) return { kind, day, amount };
     throw new ApiError(
       429,
       "quota_exceeded",
@@ -48,4 +67,35 @@ export class Quotas {
       { "Retry-After": String(Math.ceil((resets - now.getTime()) / 1000)) },
     );
   }
+}
+
+/**
+ * Gives `unused` (at most the whole charge) back to the day's counter the record's charge came
+ * from, once per charge: the record is first marked refunded under the condition that it was not,
+ * then the counter goes down by a conditional decrement that never takes it below zero. A crash
+ * between the two writes loses the refund rather than paying it twice. Answers what was returned.
+ */
+export async function refundUnused(
+  table: Table,
+  record: ChargedItem,
+  unused: number,
+): Promise<number> {
+  const charge = record.quota;
+  const amount = charge ? Math.min(unused, charge.amount) : 0;
+  if (!charge || amount <= 0) return 0;
+  const marked = await table.update(
+    record.pk,
+    record.sk,
+    { quota: { ...charge, refunded: amount } },
+    {
+      expression: "#q.#day = :day AND #q.#kind = :kind AND attribute_not_exists(#q.#refunded)",
+      names: { "#q": "quota", "#day": "day", "#kind": "kind", "#refunded": "refunded" },
+      values: { ":day": charge.day, ":kind": charge.kind },
+    },
+  );
+  if (!marked) return 0;
+  const counter = counterKey(charge.day, charge.kind);
+  return (await table.decrement(wsKey(record.workspaceId), counter, COUNTER_FIELD, amount))
+    ? amount
+    : 0;
 }

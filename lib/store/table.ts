@@ -180,6 +180,29 @@ export class Table {
     }
   }
 
+  /**
+   * Takes `amount` off a numeric attribute of an existing item, unless that would take it below
+   * zero; false when the item, the attribute or enough of it is missing.
+   */
+  async decrement(pk: string, sk: string, field: string, amount: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.name,
+          Key: { pk, sk },
+          UpdateExpression: "ADD #n :minus",
+          ConditionExpression: "#n >= :amount",
+          ExpressionAttributeNames: { "#n": field },
+          ExpressionAttributeValues: { ":minus": -amount, ":amount": amount },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
   /** Deletes an item; false when there was none. */
   async delete(pk: string, sk: string): Promise<boolean> {
     try {

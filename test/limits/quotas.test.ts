@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiError } from "../../lib/errors.js";
+import {
+  type ChargedItem,
+  type QuotaCharge,
+  Quotas,
+  refundUnused,
+} from "../../lib/limits/quotas.js";
+import { wsKey } from "../../lib/store/table.js";
+import { startAws, type TestAws } from "../support/aws.js";
+
+/**
+ * Daily quotas against dynalite, raced as a busy workspace races them: many function instances
+ * take from one counter at once, and work that ends returns what it did not use, once.
+ */
+
+const LIMIT = 100;
+let aws: TestAws;
+let quotas: Quotas;
+let workspaces = 0;
+
+beforeAll(async () => {
+  aws = await startAws();
+  quotas = new Quotas(aws.table, {
+    crawl_pages: LIMIT,
+    upload_bytes: LIMIT,
+    model_calls: LIMIT,
+    competitor_checks: LIMIT,
+  });
+});
+afterAll(() => aws.close());
+
+const freshWorkspace = () => `ws_quota${++workspaces}`;
+
+async function counter(workspaceId: string, charge: Pick<QuotaCharge, "day" | "kind">) {
+  const item = await aws.table.get<{ pk: string; sk: string; used: number }>(
+    wsKey(workspaceId),
+    `QUOTA#${charge.day}#${charge.kind}`,
+  );
+  return item?.used;
+}
+
+/** Takes `amount`, answering the charge, or undefined when the quota refused it with a 429. */
+async function tryConsume(workspaceId: string, amount: number) {
+  try {
+    return await quotas.consume(workspaceId, "crawl_pages", amount);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "quota_exceeded") return undefined;
+    throw err;
+  }
+}
+
+/** A record paid for by a charge, as a crawl or an upload keeps it. */
+async function chargedRecord(workspaceId: string, charge: QuotaCharge, id: string) {
+  const record: ChargedItem = {
+    pk: wsKey(workspaceId),
+    sk: `WORK#${id}`,
+    workspaceId,
+    quota: charge,
+  };
+  await aws.table.put(record);
+  return record;
+}
+
+describe("concurrent consumption of one quota", () => {
+  it("never grants more than the limit, and counts exactly what it granted", async () => {
+    const workspaceId = freshWorkspace();
+    // 80 requests asking 1 to 7 each (about 320 in all) for a limit of 100, all at once.
+    const amounts = Array.from({ length: 80 }, (_, i) => 1 + ((i * 5) % 7));
+    const charges = await Promise.all(amounts.map((amount) => tryConsume(workspaceId, amount)));
+    const granted = charges.filter((c): c is QuotaCharge => c !== undefined);
+    const total = granted.reduce((sum, c) => sum + c.amount, 0);
+    const refused = amounts.filter((_, i) => charges[i] === undefined);
+
+    expect(total).toBeLessThanOrEqual(LIMIT);
+    expect(refused.length).toBeGreaterThan(0);
+    // Each refusal saw less room than it asked for, and room only shrinks: the quota was filled.
+    expect(LIMIT - total).toBeLessThan(Math.min(...refused));
+    const [first] = granted;
+    expect(first).toBeDefined();
+    expect(await counter(workspaceId, first as QuotaCharge)).toBe(total);
+  });
+
+  it("stays exact when refunds race the consumptions", async () => {
+    const workspaceId = freshWorkspace();
+    const held = await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        const charge = await tryConsume(workspaceId, 10);
+        return chargedRecord(workspaceId, charge as QuotaCharge, `held${i}`);
+      }),
+    );
+    const charge = held[0]?.quota as QuotaCharge;
+    // The quota is full; every held charge returns 4 while 40 requests of 1 race for the room.
+    const [refunds, takers] = await Promise.all([
+      Promise.all(held.map((record) => refundUnused(aws.table, record, 4))),
+      Promise.all(Array.from({ length: 40 }, () => tryConsume(workspaceId, 1))),
+    ]);
+    const returned = refunds.reduce((sum, n) => sum + n, 0);
+    const taken = takers.filter((c) => c !== undefined).length;
+    expect(returned).toBe(40);
+    expect(taken).toBeLessThanOrEqual(40);
+    expect(await counter(workspaceId, charge)).toBe(LIMIT - returned + taken);
+  });
+});
+
+describe("refunds", () => {
+  it("returns the unused part of a charge once, however often and concurrently it is asked", async () => {
+    const workspaceId = freshWorkspace();
+    const charge = (await tryConsume(workspaceId, 30)) as QuotaCharge;
+    const record = await chargedRecord(workspaceId, charge, "crawl1");
+
+    const returned = await Promise.all(
+      Array.from({ length: 12 }, () => refundUnused(aws.table, record, 20)),
+    );
+    expect(returned.filter((n) => n > 0)).toEqual([20]);
+    expect(await counter(workspaceId, charge)).toBe(10);
+    const stored = await aws.table.get<ChargedItem>(record.pk, record.sk);
+    expect(stored?.quota).toEqual({ ...charge, refunded: 20 });
+    // Marked refunded: a later call, with the stored record, returns nothing more.
+    expect(await refundUnused(aws.table, stored as ChargedItem, 20)).toBe(0);
+    expect(await counter(workspaceId, charge)).toBe(10);
+  });
+
+  it("never returns more than was charged, nor takes the counter below zero", async () => {
+    const workspaceId = freshWorkspace();
+    const charge = (await tryConsume(workspaceId, 5)) as QuotaCharge;
+    const record = await chargedRecord(workspaceId, charge, "big");
+    expect(await refundUnused(aws.table, record, 50)).toBe(5);
+    expect(await counter(workspaceId, charge)).toBe(0);
+
+    // A charge whose counter holds less than it (a counter past its day, removed by TTL) stays put.
+    const stale = await chargedRecord(workspaceId, { ...charge, amount: 5 }, "stale");
+    expect(await refundUnused(aws.table, stale, 5)).toBe(0);
+    expect(await counter(workspaceId, charge)).toBe(0);
+  });
+
+  it("returns nothing for work without a charge or that used it all", async () => {
+    const workspaceId = freshWorkspace();
+    const charge = (await tryConsume(workspaceId, 8)) as QuotaCharge;
+    const used = await chargedRecord(workspaceId, charge, "used");
+    expect(await refundUnused(aws.table, used, 0)).toBe(0);
+    const free: ChargedItem = { pk: wsKey(workspaceId), sk: "WORK#free", workspaceId };
+    await aws.table.put(free);
+    expect(await refundUnused(aws.table, free, 8)).toBe(0);
+    expect(await counter(workspaceId, charge)).toBe(8);
+  });
+});
