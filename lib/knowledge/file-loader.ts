@@ -16,24 +16,42 @@ function extractHtml(html: string): { text: string } {
   }
 }
 
+const changed = () =>
+  new IndexingError(
+    "upload_changed",
+    "The stored file is not the one accepted when it was uploaded; upload the file again",
+  );
+
 /**
  * Reads a file source's stored object and parses it (lib/files/parse.ts). A file that cannot be
  * parsed fails its source with the parser's code and message; an object larger than the parse
- * limit is refused from its stored length, before it is downloaded.
+ * limit is refused from its stored length, before it is downloaded. A file accepted from a
+ * presigned upload is read as accepted or not at all: asked for by its ETag (and version), and
+ * its ETag and size checked again, since S3-compatible emulators ignore the condition.
  */
 export function fileLoader(blobs: Blobs, parseOptions: ParseOptions = {}): ContentLoader {
   const options = { extractHtml, ...parseOptions };
   const maxBytes = options.limits?.maxBytes ?? DEFAULT_PARSE_LIMITS.maxBytes;
   return async (source) => {
+    const accepted = source.accepted_file;
+    const request = {
+      Bucket: blobs.bucket,
+      Key: source.content_key ?? "",
+      IfMatch: accepted?.etag,
+      VersionId: accepted?.versionId,
+    };
     const object = source.content_key
-      ? await blobs.s3
-          .send(new GetObjectCommand({ Bucket: blobs.bucket, Key: source.content_key }))
-          .catch((err: unknown) => {
-            if (err instanceof NoSuchKey) return undefined;
-            throw err;
-          })
+      ? await blobs.s3.send(new GetObjectCommand(request)).catch((err: unknown) => {
+          if (err instanceof NoSuchKey) return undefined;
+          if ((err as { name?: string }).name === "PreconditionFailed") throw changed();
+          throw err;
+        })
       : undefined;
     if (!object?.Body) throw new IndexingError("content_missing", "The uploaded file is missing");
+    if (accepted && (object.ETag !== accepted.etag || object.ContentLength !== accepted.bytes)) {
+      await object.Body.transformToWebStream().cancel();
+      throw changed();
+    }
     if ((object.ContentLength ?? 0) > maxBytes) {
       await object.Body.transformToWebStream().cancel();
       throw new IndexingError(

@@ -1,6 +1,6 @@
 import { ApiError, notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
-import type { Blobs } from "../store/blobs.js";
+import type { Blobs, StoredObject } from "../store/blobs.js";
 import type { Queue } from "../store/queue.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 import { bumpLiveSources } from "./live-sources.js";
@@ -35,6 +35,11 @@ export interface SourceItem extends Item, Omit<KnowledgeSource, "crawl_id"> {
   revision: number;
   /** The raw content (text or uploaded file) in the bucket, when the source has one. */
   content_key: string | null;
+  /**
+   * A presigned upload's file as it was accepted (kept where no upload form can write): indexing
+   * reads this version of `content_key` only.
+   */
+  accepted_file?: StoredObject;
   /** The chunks of the indexed revision in the bucket. */
   chunks_key: string | null;
   content_hash: string | null;

@@ -1,16 +1,16 @@
-import { HeadObjectCommand, type HeadObjectCommandOutput, NotFound } from "@aws-sdk/client-s3";
 import { createPresignedPost } from "@aws-sdk/s3-presigned-post";
 import { mapLimit } from "../async.js";
 import type { Config } from "../config.js";
 import { ApiError } from "../errors.js";
 import { mediaType } from "../files/types.js";
 import { newId } from "../ids.js";
+import { type QuotaCharge, refundUnused } from "../limits/quotas.js";
 import { logger } from "../log.js";
-import type { Blobs } from "../store/blobs.js";
+import type { Blobs, StoredObject } from "../store/blobs.js";
 import { TABLE_INDEXES } from "../store/schema.js";
 import { type Table, wsKey } from "../store/table.js";
 import { newSourceItem, type SourceItem, type Sources, sourceKey } from "./sources.js";
-import { acceptFile, parsePresignedKey, presignedFileKey } from "./uploads-files.js";
+import { acceptFile, parsePresignedKey, presignedFileKey, storedFileKey } from "./uploads-files.js";
 
 /**
  * Presigned uploads: a file source is recorded as `awaiting_upload` with a presigned POST whose
@@ -18,6 +18,11 @@ import { acceptFile, parsePresignedKey, presignedFileKey } from "./uploads-files
  * notification (through a queue) then starts indexing, after checking the stored object against
  * the declaration, since an S3-compatible emulator enforces no policy. A watchdog fails uploads
  * that never came, and recovers those whose notification was lost.
+ *
+ * An accepted upload is final: the form can write its key again until it expires, so the arrived
+ * object is first copied to a key no form can write, and that copy is what is checked, recorded
+ * (`accepted_file`) and indexed, every time. Whatever is posted to the form later is dropped.
+ * Uploads that fail (wrong size or type, never sent) give their bytes back to the daily quota.
  */
 
 export const AWAITING_UPLOAD = "awaiting_upload";
@@ -73,6 +78,8 @@ export interface UploadItem extends SourceItem {
   upload_expires_at: string;
   /** Set by whoever takes the arrived object over, so duplicate notifications do nothing. */
   upload_received_at?: string;
+  /** What the upload took from the daily upload quota, returned if the file is refused or never sent. */
+  quota?: QuotaCharge;
 }
 
 /** What handling an object-created notification did. */
@@ -101,12 +108,12 @@ export class Uploads {
   async create(
     workspaceId: string,
     request: UploadRequest,
-    reserve: (bytes: number) => Promise<void> = async () => undefined,
+    reserve: (bytes: number) => Promise<QuotaCharge | undefined> = async () => undefined,
   ): Promise<PendingUpload> {
     const { table, blobs } = this.deps;
     const { urlTtlSeconds, graceSeconds, maxBytes } = this.settings;
     const file = acceptFile(request, maxBytes);
-    await reserve(request.bytes);
+    const quota = await reserve(request.bytes);
     const id = newId("source");
     const key = presignedFileKey(workspaceId, id);
     const now = Date.now();
@@ -135,6 +142,7 @@ export class Uploads {
       bytes: request.bytes,
       content_type: file.contentType,
       upload_expires_at: expiresAt,
+      ...(quota ? { quota } : {}),
       [GSI1.partitionKey]: AWAITING_UPLOAD_PARTITION,
       [GSI1.sortKey]: `${deadline}#${workspaceId}#${id}`,
     };
@@ -146,8 +154,8 @@ export class Uploads {
 
   /**
    * Handles an ObjectCreated notification for a key. Only the first notification for an awaiting
-   * upload acts: it checks the stored object's size and type against the declaration, then
-   * fails the source (and drops the object) or queues its indexing.
+   * upload acts: it takes the object over, checks it against the declaration, then fails the
+   * source (and drops the object) or queues its indexing.
    */
   async complete(key: string): Promise<UploadOutcome> {
     const owner = parsePresignedKey(key);
@@ -156,17 +164,15 @@ export class Uploads {
       wsKey(owner.workspaceId),
       sourceKey(owner.id),
     );
-    if (!item) {
-      // The source was deleted before its file came: keep nothing of it.
+    if (!item || item.content_key !== key) {
+      // The source was deleted, or its upload was settled (accepted and kept elsewhere, or
+      // failed) before this object came: it is nobody's content, so keep nothing of it.
       await this.deps.blobs.delete([key]);
       return "ignored";
     }
-    if (item.status !== AWAITING_UPLOAD || item.content_key !== key || item.upload_received_at) {
-      return "ignored";
-    }
-    const head = await this.head(key);
-    if (!head || !(await this.claim(item))) return "ignored";
-    return this.accept(item, head);
+    if (item.status !== AWAITING_UPLOAD || item.upload_received_at) return "ignored";
+    if (!(await this.deps.blobs.exists(key)) || !(await this.claim(item))) return "ignored";
+    return this.accept(item);
   }
 
   /**
@@ -199,8 +205,7 @@ export class Uploads {
   private async settle(overdue: UploadItem): Promise<"expired" | "recovered" | "skipped"> {
     const item = await this.deps.table.get<UploadItem>(overdue.pk, overdue.sk);
     if (!item || item.status !== AWAITING_UPLOAD || !item.content_key) return "skipped";
-    const head = await this.head(item.content_key);
-    if (!head) {
+    if (!(await this.deps.blobs.exists(item.content_key))) {
       const expired = await this.fail(
         item,
         "upload_expired",
@@ -210,7 +215,7 @@ export class Uploads {
     }
     // Claimed earlier by a handler that died before finishing: take over.
     if (!item.upload_received_at && !(await this.claim(item))) return "skipped";
-    const outcome = await this.accept(item, head);
+    const outcome = await this.accept(item);
     return outcome === "ignored" ? "skipped" : "recovered";
   }
 
@@ -228,13 +233,33 @@ export class Uploads {
     return claimed !== undefined;
   }
 
-  private async accept(item: UploadItem, head: HeadObjectCommandOutput): Promise<UploadOutcome> {
-    const problem = mismatch(item, head);
+  /**
+   * Copies the arrived object to the source's own key, checks the copy against the declaration,
+   * and records the copy as the source's content (`accepted_file`) before queueing it.
+   */
+  private async accept(item: UploadItem): Promise<UploadOutcome> {
+    const { table, blobs } = this.deps;
+    const upload = item.content_key as string;
+    const kept = storedFileKey(item.workspaceId, item.id);
+    // Gone between the check and the copy: the watchdog settles the upload at its deadline.
+    if (!(await blobs.copy(upload, kept))) return "ignored";
+    const copy = await blobs.head(kept);
+    // Gone right after the copy: only deleting the source removes it.
+    if (!copy) return "ignored";
+    const problem = mismatch(item, copy);
     if (problem) {
       await this.fail(item, "upload_mismatch", problem);
-      await this.deps.blobs.delete([item.content_key as string]);
+      await blobs.delete([upload, kept]);
       return "rejected";
     }
+    const accepted = await table.update(
+      item.pk,
+      item.sk,
+      { content_key: kept, accepted_file: copy },
+      AWAITING,
+    );
+    await blobs.delete(accepted ? [upload] : [upload, kept]);
+    if (!accepted) return "ignored";
     try {
       await this.deps.sources.reindex(item.workspaceId, item.id);
       return "queued";
@@ -246,36 +271,30 @@ export class Uploads {
     }
   }
 
+  /**
+   * Fails an awaiting upload, which then has no content (so nothing posted later is ever read),
+   * and returns its bytes to the upload quota. False when it was not awaiting any more.
+   */
   private async fail(item: UploadItem, code: string, message: string): Promise<boolean> {
     const failed = await this.deps.table.update(
       item.pk,
       item.sk,
-      { status: "failed", error_code: code, last_error: message },
+      { status: "failed", error_code: code, last_error: message, content_key: null },
       AWAITING,
       GSI1_ATTRIBUTES,
     );
-    return failed !== undefined;
-  }
-
-  /** The stored object's metadata, or undefined when there is none. */
-  private async head(key: string): Promise<HeadObjectCommandOutput | undefined> {
-    const { blobs } = this.deps;
-    try {
-      return await blobs.s3.send(new HeadObjectCommand({ Bucket: blobs.bucket, Key: key }));
-    } catch (err) {
-      if (err instanceof NotFound || (err as { name?: string }).name === "NotFound")
-        return undefined;
-      throw err;
-    }
+    if (!failed) return false;
+    await refundUnused(this.deps.table, item, item.bytes);
+    return true;
   }
 }
 
 /** Why a stored object does not match its declaration, or undefined when it does. */
-function mismatch(item: UploadItem, head: HeadObjectCommandOutput): string | undefined {
-  if (head.ContentLength !== item.bytes) {
-    return `The uploaded file has ${head.ContentLength} bytes, not the ${item.bytes} declared; create a new upload`;
+function mismatch(item: UploadItem, object: StoredObject): string | undefined {
+  if (object.bytes !== item.bytes) {
+    return `The uploaded file has ${object.bytes} bytes, not the ${item.bytes} declared; create a new upload`;
   }
-  const type = mediaType(head.ContentType);
+  const type = mediaType(object.contentType);
   if (type !== item.content_type) {
     return `The uploaded file was sent as ${type || "no content type"}, not the declared ${item.content_type}; create a new upload`;
   }

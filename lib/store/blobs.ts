@@ -1,4 +1,5 @@
 import {
+  CopyObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -8,6 +9,21 @@ import {
   PutObjectCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
+
+/** What identifies one stored version of an object: a reader that must see that version checks it. */
+export interface StoredObject {
+  /** As S3 answers it, quotes included. */
+  etag: string;
+  bytes: number;
+  contentType?: string | undefined;
+  /** Only in a versioned bucket. */
+  versionId?: string | undefined;
+}
+
+const isMissing = (err: unknown) =>
+  err instanceof NoSuchKey ||
+  err instanceof NotFound ||
+  (err as { name?: string }).name === "NotFound";
 
 /** Objects of the service's one bucket. Every key starts with `ws/{workspaceId}/`. */
 export class Blobs {
@@ -47,12 +63,39 @@ export class Blobs {
     return text === undefined ? undefined : (JSON.parse(text) as T);
   }
 
-  async exists(key: string): Promise<boolean> {
+  /** The object's identity and type, or undefined when there is no such object. */
+  async head(key: string): Promise<StoredObject | undefined> {
     try {
-      await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const res = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return {
+        etag: res.ETag ?? "",
+        bytes: res.ContentLength ?? 0,
+        contentType: res.ContentType,
+        versionId: res.VersionId,
+      };
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.head(key)) !== undefined;
+  }
+
+  /** Copies an object, its content type included, to another key; false when there is none. */
+  async copy(from: string, to: string): Promise<boolean> {
+    try {
+      await this.s3.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: to,
+          CopySource: encodeURI(`${this.bucket}/${from}`),
+        }),
+      );
       return true;
     } catch (err) {
-      if (err instanceof NotFound || (err as { name?: string }).name === "NotFound") return false;
+      if (isMissing(err)) return false;
       throw err;
     }
   }

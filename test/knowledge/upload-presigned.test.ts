@@ -21,7 +21,7 @@ import { type Emulator, ensureTable, startDynamo } from "../../lib/local/emulato
 import { LocalQueues, type SqsHandler } from "../../lib/local/queues.js";
 import { Blobs } from "../../lib/store/blobs.js";
 import { Queue } from "../../lib/store/queue.js";
-import { Table } from "../../lib/store/table.js";
+import { Table, wsKey } from "../../lib/store/table.js";
 import { pdfBytes } from "../files/support/documents.js";
 import { roomyQuotas } from "../support/aws.js";
 
@@ -157,6 +157,26 @@ async function post(upload: PendingUpload, bytes: Uint8Array, fields = upload.fi
   await queues.idle();
 }
 
+/** The workspace's upload bytes taken from today's quota. */
+async function quotaUsed(): Promise<number> {
+  const day = new Date().toISOString().slice(0, 10);
+  const counter = await stores.table.get<{ pk: string; sk: string; used: number }>(
+    wsKey(workspaceId),
+    `QUOTA#${day}#upload_bytes`,
+  );
+  return counter?.used ?? 0;
+}
+
+/** Source ids of the best search hits for a query. */
+const hits = async (query: string) =>
+  (await retriever.search(workspaceId, query, 5)).map((hit) => hit.source_id);
+
+async function reindexed(id: string) {
+  await sources.reindex(workspaceId, id);
+  await queues.idle();
+  return sources.get(workspaceId, id);
+}
+
 const policyOf = (upload: PendingUpload) =>
   JSON.parse(Buffer.from(upload.fields.Policy ?? "", "base64").toString("utf8")) as {
     conditions: unknown[];
@@ -209,6 +229,7 @@ describe("presigned uploads", () => {
 
   it("fails the source and drops the object when the file is not the declared size", async () => {
     const upload = await pending("short.txt", "text/plain", 100);
+    const used = await quotaUsed();
     await post(upload, Buffer.from("far fewer than a hundred bytes"));
     expect(await sources.get(workspaceId, upload.id)).toMatchObject({
       status: "failed",
@@ -216,6 +237,8 @@ describe("presigned uploads", () => {
       last_error: expect.stringContaining("not the 100 declared"),
     });
     expect(await stores.blobs.exists(upload.fields.key ?? "")).toBe(false);
+    // A refused file used none of the upload quota it reserved.
+    expect(await quotaUsed()).toBe(used - 100);
   });
 
   it("fails the source when the file is sent with another content type", async () => {
@@ -245,16 +268,19 @@ describe("presigned uploads", () => {
     expect(await sources.get(workspaceId, upload.id)).toEqual(indexed);
   });
 
-  it("expires an upload that never arrives, once", async () => {
+  it("expires an upload that never arrives, once, and returns its bytes to the quota", async () => {
     const upload = await pending("never.pdf", "application/pdf", 5000);
+    const used = await quotaUsed();
     expect(await uploads.expire()).toEqual({ expired: 0, recovered: 0 });
     expect(await uploads.expire(overdue())).toEqual({ expired: 1, recovered: 0 });
+    expect(await quotaUsed()).toBe(used - 5000);
     expect(await sources.get(workspaceId, upload.id)).toMatchObject({
       status: "failed",
       error_code: "upload_expired",
       last_error: expect.stringContaining(`expired at ${upload.expiresAt}`),
     });
     expect(await uploads.expire(overdue())).toEqual({ expired: 0, recovered: 0 });
+    expect(await quotaUsed()).toBe(used - 5000);
   });
 
   it("lets the watchdog index an upload whose notification was lost", async () => {
@@ -270,6 +296,58 @@ describe("presigned uploads", () => {
     expect(await uploads.expire(overdue())).toEqual({ expired: 0, recovered: 1 });
     await queues.idle();
     expect((await sources.get(workspaceId, upload.id)).status).toBe("indexed");
+  });
+
+  it("indexes the accepted file and only it, whatever is posted to the form later", async () => {
+    const accepted = Buffer.from("# Plans\nThe starter plan costs nineteen dollars a month.");
+    const upload = await pending("plans.md", "text/markdown", accepted.length);
+    await post(upload, accepted);
+    expect((await sources.get(workspaceId, upload.id)).status).toBe("indexed");
+    const used = await quotaUsed();
+
+    // The same form again, within its policy (same size, same type), other words.
+    const replacement = Buffer.from(
+      "# Plans\nAll plans were withdrawn; ask for a quote.".padEnd(accepted.length, "!"),
+    );
+    expect(replacement.length).toBe(accepted.length);
+    await post(upload, replacement);
+    expect(await stores.blobs.exists(upload.fields.key ?? "")).toBe(false);
+
+    const again = await reindexed(upload.id);
+    expect(again).toMatchObject({ status: "indexed", error_code: null });
+    expect(await hits("nineteen dollars")).toContain(upload.id);
+    expect(await hits("withdrawn quote")).not.toContain(upload.id);
+    // The accepted upload keeps what it was charged: it was used.
+    expect(await quotaUsed()).toBe(used);
+  });
+
+  it("fails a reindex clearly when the kept file is no longer the one accepted", async () => {
+    const text = Buffer.from("Renewals happen every March.");
+    const upload = await pending("renewals.txt", "text/plain", text.length);
+    await post(upload, text);
+    const source = await sources.get(workspaceId, upload.id);
+    expect(source.status).toBe("indexed");
+    expect(source.accepted_file).toMatchObject({ bytes: text.length, contentType: "text/plain" });
+
+    // Whatever wrote it (an operator, a bug), a same-size file under the kept key is not it.
+    await stores.blobs.put(source.content_key ?? "", "Renewals happen every April.", "text/plain");
+    expect(await reindexed(upload.id)).toMatchObject({
+      status: "failed",
+      error_code: "upload_changed",
+    });
+  });
+
+  it("drops what is posted to the form after the upload failed", async () => {
+    const upload = await pending("late.txt", "text/plain", 20);
+    await post(upload, Buffer.from("not twenty"));
+    expect((await sources.get(workspaceId, upload.id)).error_code).toBe("upload_mismatch");
+
+    await post(upload, Buffer.from("exactly twenty bytes"));
+    expect(await stores.blobs.exists(upload.fields.key ?? "")).toBe(false);
+    expect(await reindexed(upload.id)).toMatchObject({
+      status: "failed",
+      error_code: "content_missing",
+    });
   });
 
   it("keeps no object for a source deleted before its upload came", async () => {
