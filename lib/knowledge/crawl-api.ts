@@ -19,9 +19,10 @@ export function crawlApi({ crawls, allowPrivate, quotas }: CrawlApiDeps) {
     const body = c.req.valid("json");
     const workspaceId = c.get("workspaceId");
     const seedUrl = checkedUrl(body.seedUrl, "seedUrl", allowPrivate);
-    // A crawl takes its whole page cap from the daily quota up front, so it never stops half way.
-    await quotas.consume(workspaceId, "crawl_pages", body.maxPages);
-    const crawl = await crawls.start(workspaceId, { ...body, seedUrl });
+    // A crawl takes its whole page cap from the daily quota up front, so it never stops half way;
+    // what it does not index goes back when it ends.
+    const quota = await quotas.consume(workspaceId, "crawl_pages", body.maxPages);
+    const crawl = await crawls.start(workspaceId, { ...body, seedUrl }, quota);
     return c.json(
       { crawlId: crawl.crawlId, status: "indexing" as const, maxPages: crawl.maxPages },
       200,

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { mapLimit } from "../async.js";
 import { newId } from "../ids.js";
+import { type QuotaCharge, refundUnused } from "../limits/quotas.js";
 import type { Queue } from "../store/queue.js";
 import { type Item, isConditionFailure, type Page, type Table, wsKey } from "../store/table.js";
 
@@ -65,6 +66,8 @@ export interface CrawlItem extends Item, CrawlSettings, CrawlCounts {
   slots?: Set<string>;
   /** How often the watchdog re-sent the messages of stuck pages. */
   nudges?: number;
+  /** The `maxPages` taken from the daily page quota at the start; what no page used is returned. */
+  quota?: QuotaCharge;
 }
 
 export interface CrawlPageItem extends Item {
@@ -302,18 +305,26 @@ export class CrawlStore {
     throw new Error(`Too much contention for the politeness slot of ${host}`);
   }
 
-  /** Moves a running crawl to a final status; undefined when it was not running. */
-  end(
+  /**
+   * Moves a running crawl to a final status; undefined when it was not running. Whoever ends it
+   * returns the page quota no page used: a crawl uses one page per slot taken, and no slot is
+   * taken once it has ended, so pages never fetched or skipped go back.
+   */
+  async end(
     crawl: CrawlItem,
     status: Exclude<CrawlStatus, "indexing">,
     lastError: string | null,
     counts?: CrawlCounts,
   ): Promise<CrawlItem | undefined> {
-    return this.change<CrawlItem>(crawl, {
+    const ended = await this.change<CrawlItem>(crawl, {
       set: { ...counts, status, lastError, finishedAt: new Date().toISOString() },
       condition: "#status = :indexing",
       values: { ":indexing": "indexing" },
     });
+    if (ended?.quota) {
+      await refundUnused(this.deps.table, ended, ended.quota.amount - (ended.slots?.size ?? 0));
+    }
+    return ended;
   }
 
   /** Recounts a crawl from its pages: the truth the counters may have drifted from. */

@@ -1,5 +1,6 @@
 import { ApiError, notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
+import type { QuotaCharge } from "../limits/quotas.js";
 import type { Page } from "../store/table.js";
 import { wsKey } from "../store/table.js";
 import {
@@ -82,8 +83,15 @@ export class Crawls {
     this.store = new CrawlStore({ watchSeconds: DEFAULT_WATCH_SECONDS, ...deps });
   }
 
-  /** Records a crawl and queues its seed page and its watchdog. `seedUrl` is canonical and checked. */
-  async start(workspaceId: string, settings: CrawlSettings): Promise<CrawlItem> {
+  /**
+   * Records a crawl and queues its seed page and its watchdog. `seedUrl` is canonical and checked;
+   * `quota` is what the crawl was charged, returned in part when it ends.
+   */
+  async start(
+    workspaceId: string,
+    settings: CrawlSettings,
+    quota?: QuotaCharge,
+  ): Promise<CrawlItem> {
     const crawlId = newId("crawl");
     const now = new Date().toISOString();
     const crawl: CrawlItem = {
@@ -101,6 +109,7 @@ export class Crawls {
       finishedAt: null,
       updatedAt: now,
       lastError: null,
+      ...(quota ? { quota } : {}),
     };
     await this.store.createCrawl(crawl);
     try {
