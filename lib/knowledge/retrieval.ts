@@ -4,6 +4,7 @@ import type { Blobs } from "../store/blobs.js";
 import type { Table } from "../store/table.js";
 import type { StoredChunks } from "./indexer.js";
 import { LiveSources } from "./live-sources.js";
+import { queryTerms, termOf } from "./query.js";
 import type { SourceItem } from "./sources.js";
 
 export interface SearchResult {
@@ -51,18 +52,13 @@ export function tokenize(text: string): string[] {
   return words;
 }
 
-function processTerm(term: string): string | null {
-  const lower = term.toLocaleLowerCase();
-  return lower.length > 0 ? lower : null;
-}
-
 const newIndex = () =>
   new MiniSearch<IndexedChunk>({
     fields: ["text", "heading"],
     storeFields: ["sourceId", "chunkIndex", "text", "heading", "page"],
     tokenize,
-    processTerm,
-    searchOptions: { boost: { heading: 1.5 }, prefix: (term) => term.length > 3, fuzzy: 0 },
+    processTerm: termOf,
+    searchOptions: { boost: { heading: 1.5 }, fuzzy: 0 },
   });
 
 /** One workspace's BM25 index, holding the chunk sets of the sources that were live at its last sync. */
@@ -102,7 +98,11 @@ export class LexicalRetriever implements Retriever {
     const live = await this.liveSources(workspaceId);
     const index = await this.sync(workspaceId, live);
     const byId = new Map([...live.values()].map((s) => [s.id, s]));
-    const hits = index.search.search(query, { combineWith: "OR" }).slice(0, limit);
+    // The bounded terms go in as they are, not split again by the index's tokenizer.
+    const { terms, prefix } = queryTerms(query, tokenize);
+    const hits = index.search
+      .search(terms.join(" "), { combineWith: "OR", prefix, tokenize: () => terms })
+      .slice(0, limit);
     return hits.flatMap((hit) => {
       const source = byId.get(hit.sourceId as string);
       if (!source) return [];

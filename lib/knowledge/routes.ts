@@ -7,6 +7,7 @@ import {
   jsonResponse,
   limitParam,
 } from "../http/schemas.js";
+import { MAX_PREFIX_TERMS, MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from "./query.js";
 import { SOURCE_STATUSES, SOURCE_TYPES } from "./source-fields.js";
 
 export const SourceSchema = z
@@ -179,7 +180,14 @@ export const searchKnowledge = createRoute({
   request: {
     body: jsonBody(
       z.strictObject({
-        query: z.string().trim().min(1).max(2000),
+        query: z
+          .string()
+          .trim()
+          .min(1)
+          .max(MAX_QUERY_LENGTH)
+          .openapi({
+            description: `At most ${MAX_QUERY_LENGTH} characters. Its first ${MAX_QUERY_TERMS} distinct words are searched, a repeated word counts once, and the first ${MAX_PREFIX_TERMS} words of four letters or more also find longer words they start`,
+          }),
         limit: z.number().int().min(1).max(50).default(10),
       }),
     ),

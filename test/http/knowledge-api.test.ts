@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_QUERY_LENGTH } from "../../lib/knowledge/query.js";
 import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
 
 let rt: TestRuntime;
@@ -109,6 +110,15 @@ describe("bad input", () => {
     const res = await post(body);
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: { code } });
+  });
+
+  it("answers 400 to a search query over the documented length", async () => {
+    const search = (query: string) =>
+      rt.call("/api/knowledge/search", { method: "POST", json: { query } });
+    const over = await search("a".repeat(MAX_QUERY_LENGTH + 1));
+    expect(over.status).toBe(400);
+    expect(await over.json()).toMatchObject({ error: { code: "validation_failed" } });
+    expect((await search("a".repeat(MAX_QUERY_LENGTH))).status).toBe(200);
   });
 
   it("says why a body with both url and text is refused", async () => {
