@@ -137,9 +137,10 @@ export class GroundedChat {
   private async prepare(workspaceId: string, request: ChatRequest): Promise<Prepared | undefined> {
     if (!this.deps.llm.available) throw llmUnavailable();
     const history = request.history ?? [];
-    // A follow-up ("and for teams?") is searched together with the question before it.
+    // A follow-up ("and for teams?") is searched together with the question before it, its own
+    // words first, since a query keeps only its first words (see knowledge/query.ts).
     const previous = history.findLast((turn) => turn.role === "user")?.content;
-    const query = previous ? `${previous}\n${request.message}` : request.message;
+    const query = previous ? `${request.message}\n${previous}` : request.message;
     const [brand, results] = await Promise.all([
       this.deps.brands.get(workspaceId),
       this.deps.retriever.search(workspaceId, query, this.context.passages),

@@ -133,6 +133,17 @@ describe("grounding", () => {
     expect(request?.messages[1]).toEqual(history[0]);
     expect(intel.fake.prompt()).toContain("SOC 2 Type II certified");
   });
+
+  it("searches a follow-up's own words even after a long question", async () => {
+    intel.fake.enqueue("chat", { text: "Yes [1]." });
+    const filler = Array.from({ length: 40 }, (_, i) => `topic${i}`).join(" ");
+    const history = [
+      { role: "user", content: `Tell me about ${filler}` },
+      { role: "assistant", content: "I know nothing about those." },
+    ];
+    await ask(acme, { message: "Is customer data encrypted?", history });
+    expect(intel.fake.prompt()).toContain("Customer data is encrypted at rest.");
+  });
 });
 
 describe("with nothing to ground on", () => {
