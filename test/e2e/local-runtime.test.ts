@@ -1,9 +1,13 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeOpenAI } from "../support/fake-openai.js";
+import {
+  type LocalProcess,
+  startLocalProcess,
+  stopLocalProcess,
+} from "../support/local-process.js";
 import { htmlPage, prose, respond, type Site, startSite } from "../support/sites.js";
 
 /**
@@ -13,59 +17,20 @@ import { htmlPage, prose, respond, type Site, startSite } from "../support/sites
 
 const API_KEY = "e2e-test-key-0123456789abcdef";
 
-interface Running {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-async function start(dataDir: string): Promise<Running> {
-  const child = spawn("node_modules/.bin/tsx", ["lib/local/main.ts"], {
-    env: {
-      ...process.env,
-      PORT: "0",
-      DATA_DIR: dataDir,
-      API_KEY,
-      POWERTOOLS_LOG_LEVEL: "INFO",
-      // The fixture site is on loopback, and the model is the fake one.
-      ALLOW_PRIVATE_URLS: "true",
-      CRAWL_POLITENESS_MS: "0",
-      OPENAI_API_KEY: "fake-key",
-      OPENAI_BASE_URL: model.baseURL,
-      EMBEDDING_MODEL: "fake-embedding",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+const start = (dataDir: string) =>
+  startLocalProcess(dataDir, {
+    API_KEY,
+    POWERTOOLS_LOG_LEVEL: "INFO",
+    // The fixture site is on loopback, and the model is the fake one.
+    ALLOW_PRIVATE_URLS: "true",
+    CRAWL_POLITENESS_MS: "0",
+    OPENAI_API_KEY: "fake-key",
+    OPENAI_BASE_URL: model.baseURL,
+    EMBEDDING_MODEL: "fake-embedding",
   });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL printed:\n${output}`)), 30_000);
-    const check = () => {
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout?.on("data", check);
-    child.once("exit", (code) => reject(new Error(`exited with ${code}:\n${output}`)));
-  });
-  return { child, url, output: () => output };
-}
-
-async function stop(running: Running): Promise<void> {
-  const exited = new Promise((resolve) => running.child.once("exit", resolve));
-  running.child.kill("SIGTERM");
-  await exited;
-}
 
 let dataDir: string;
-let server: Running;
+let server: LocalProcess;
 let site: Site;
 let model: FakeOpenAI;
 
@@ -126,7 +91,7 @@ beforeAll(async () => {
   server = await start(dataDir);
 }, 60_000);
 afterAll(async () => {
-  if (server.child.exitCode === null) await stop(server);
+  await stopLocalProcess(server);
   await Promise.all([site.close(), model.close()]);
 });
 
@@ -241,7 +206,7 @@ describe("the local runtime, end to end", () => {
   });
 
   it("keeps everything across a restart on the same data directory", async () => {
-    await stop(server);
+    await stopLocalProcess(server);
     server = await start(dataDir);
     const list = (await (await call("/api/knowledge")).json()) as { sources: Source[] };
     expect(list.sources.map((s) => s.id)).toEqual(expect.arrayContaining([ids.pricing, ids.team]));
