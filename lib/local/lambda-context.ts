@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { Context } from "aws-lambda";
 
-/** A Lambda context for handlers the local runtime invokes, with a 15-minute deadline. */
-export function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + 15 * 60_000;
+/** A Lambda context for handlers the local runtime invokes, with a deadline (15 minutes unless given). */
+export function lambdaContext(functionName: string, timeoutMs = 15 * 60_000): Context {
+  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, rename } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname } from "node:path";
@@ -9,9 +9,15 @@ import { lambdaContext } from "./lambda-context.js";
 
 /**
  * SQS for the local runtime: an endpoint that speaks the SQS JSON protocol (SendMessage,
- * SendMessageBatch) so the AWS SDK code of the functions runs unchanged, and a driver that
- * delivers messages to the same worker handlers as SQS-shaped batch events, with retries,
- * partial batch failures, a dead-letter list, and pending messages kept on disk across restarts.
+ * SendMessageBatch, StartMessageMoveTask) so the AWS SDK code of the functions runs unchanged, and
+ * a driver that delivers messages to the same worker handlers as SQS-shaped batch events, with
+ * retries, partial batch failures, a time limit per delivery and a dead-letter list.
+ *
+ * With a state file, nothing acknowledged is lost: the endpoint answers a send only once the
+ * message is on disk (temporary file, fsync, rename), and a message's receive is counted on disk
+ * before it is delivered, so a message that kills the process still reaches its dead-letter list
+ * after its attempts. Writes are group commits: changes made while one write runs all go to disk
+ * with the next.
  */
 
 export type SqsHandler = (
@@ -32,9 +38,17 @@ interface QueueState {
   handler?: SqsHandler;
   batchSize: number;
   concurrency: number;
+  /** A delivery that takes longer has failed (the Lambda's timeout); its handler is left behind. */
+  timeoutMs: number;
   running: number;
   pending: Message[];
   dead: Message[];
+}
+
+export interface ConsumeOptions {
+  batchSize?: number;
+  concurrency?: number;
+  timeoutMs?: number;
 }
 
 export interface LocalQueuesOptions {
@@ -48,13 +62,20 @@ export interface LocalQueuesOptions {
 
 const md5 = (text: string) => createHash("md5").update(text).digest("hex");
 
+/** A delivery's time limit when the consumer sets none: the longest a Lambda may run. */
+const LAMBDA_MAX_TIMEOUT_MS = 15 * 60_000;
+
 export class LocalQueues {
   private readonly queues = new Map<string, QueueState>();
   private server: Server | undefined;
   private endpoint = "";
   private timer: NodeJS.Timeout | undefined;
-  private saving: Promise<void> = Promise.resolve();
+  /** The state write under way, and the one that follows it, shared by every change made meanwhile. */
+  private writing: Promise<void> | undefined;
+  private nextWrite: Promise<void> | undefined;
+  /** Closing: no new deliveries. Closed and saved: results of deliveries left behind are not written. */
   private closed = false;
+  private saved = false;
   private readonly idleWaiters: Array<() => void> = [];
 
   constructor(private readonly options: LocalQueuesOptions) {}
@@ -62,6 +83,7 @@ export class LocalQueues {
   /** Loads saved messages and starts the SQS endpoint; answers its URL. */
   async start(): Promise<string> {
     if (this.options.stateFile) {
+      await mkdir(dirname(this.options.stateFile), { recursive: true });
       try {
         const saved = JSON.parse(await readFile(this.options.stateFile, "utf8")) as Record<
           string,
@@ -69,11 +91,13 @@ export class LocalQueues {
         >;
         for (const [name, state] of Object.entries(saved)) {
           const queue = this.queue(name);
-          // A message in flight when the process stopped is delivered again, as SQS would.
-          queue.pending.push(
-            ...state.pending.map((m) => ({ ...m, inFlight: false, availableAt: Date.now() })),
-          );
           queue.dead.push(...state.dead);
+          // A message in flight when the process stopped is delivered again, as SQS would, unless
+          // that was its last receive (counted before delivery): then it is a dead letter.
+          for (const m of state.pending) {
+            if (m.receiveCount >= this.options.maxReceiveCount) queue.dead.push(m);
+            else queue.pending.push({ ...m, inFlight: false, availableAt: Date.now() });
+          }
         }
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
@@ -82,8 +106,8 @@ export class LocalQueues {
     this.server = createServer((req, res) => {
       const parts: Buffer[] = [];
       req.on("data", (part: Buffer) => parts.push(part));
-      req.on("end", () => {
-        const [status, body] = this.call(
+      req.on("end", async () => {
+        const [status, body] = await this.call(
           String(req.headers["x-amz-target"] ?? ""),
           Buffer.concat(parts).toString("utf8"),
         );
@@ -114,18 +138,16 @@ export class LocalQueues {
   }
 
   /** Delivers a queue's messages to a worker handler. */
-  consume(
-    name: string,
-    handler: SqsHandler,
-    options: { batchSize?: number; concurrency?: number } = {},
-  ) {
+  consume(name: string, handler: SqsHandler, options: ConsumeOptions = {}) {
     const queue = this.queue(name);
     queue.handler = handler;
     queue.batchSize = options.batchSize ?? 10;
     queue.concurrency = options.concurrency ?? 2;
+    queue.timeoutMs = options.timeoutMs ?? LAMBDA_MAX_TIMEOUT_MS;
     this.schedule();
   }
 
+  /** Queues a message; it reaches the disk with the next write (SendMessage waits for that write). */
   send(name: string, body: string, delaySeconds = 0): string {
     const message: Message = {
       messageId: randomUUID(),
@@ -164,19 +186,28 @@ export class LocalQueues {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** Stops deliveries and the endpoint (answering requests under way), then saves a last time. */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
     await new Promise<void>((resolve) =>
       this.server ? this.server.close(() => resolve()) : resolve(),
     );
-    await this.saving;
+    await this.persist().catch(() => undefined);
+    this.saved = true;
   }
 
   private queue(name: string): QueueState {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = { batchSize: 10, concurrency: 2, running: 0, pending: [], dead: [] };
+      queue = {
+        batchSize: 10,
+        concurrency: 2,
+        timeoutMs: LAMBDA_MAX_TIMEOUT_MS,
+        running: 0,
+        pending: [],
+        dead: [],
+      };
       this.queues.set(name, queue);
     }
     return queue;
@@ -188,7 +219,8 @@ export class LocalQueues {
     );
   }
 
-  private call(target: string, raw: string): [number, unknown] {
+  /** Answers one SQS request; a request that changes the queues is answered once that is on disk. */
+  private async call(target: string, raw: string): Promise<[number, unknown]> {
     const action = target.replace(/^AmazonSQS\./, "");
     let input: {
       QueueUrl?: string;
@@ -210,22 +242,30 @@ export class LocalQueues {
     if (!this.queues.has(name)) {
       return [400, { __type: "com.amazonaws.sqs#QueueDoesNotExist", message: `No queue ${name}` }];
     }
+    let answer: unknown;
     if (action === "SendMessage" && typeof input.MessageBody === "string") {
       const messageId = this.send(name, input.MessageBody, input.DelaySeconds ?? 0);
-      return [200, { MessageId: messageId, MD5OfMessageBody: md5(input.MessageBody) }];
-    }
-    if (action === "SendMessageBatch" && Array.isArray(input.Entries)) {
+      answer = { MessageId: messageId, MD5OfMessageBody: md5(input.MessageBody) };
+    } else if (action === "SendMessageBatch" && Array.isArray(input.Entries)) {
       const successful = input.Entries.map((e) => ({
         Id: e.Id,
         MessageId: this.send(name, e.MessageBody, e.DelaySeconds ?? 0),
         MD5OfMessageBody: md5(e.MessageBody),
       }));
-      return [200, { Successful: successful, Failed: [] }];
-    }
-    if (action === "StartMessageMoveTask") {
+      answer = { Successful: successful, Failed: [] };
+    } else if (action === "StartMessageMoveTask") {
       const moved = this.redrive(name);
       logger.info("dead letters redriven", { queue: name, moved });
-      return [200, { TaskHandle: randomUUID() }];
+      answer = { TaskHandle: randomUUID() };
+    }
+    if (answer !== undefined) {
+      try {
+        await this.persist();
+      } catch (err) {
+        logger.error("queue state could not be saved", { queue: name, error: err });
+        return [500, { __type: "com.amazonaws.sqs#InternalError", message: "State not saved" }];
+      }
+      return [200, answer];
     }
     return [
       400,
@@ -241,18 +281,56 @@ export class LocalQueues {
     return `arn:aws:sqs:${this.options.region ?? "us-east-1"}:000000000000:${name}-dlq`;
   }
 
+  /** After a change: starts what can start, and saves the state without waiting for it. */
   private changed() {
     this.schedule();
-    if (!this.options.stateFile) return;
+    this.persist().catch((err) => logger.error("queue state could not be saved", { error: err }));
+  }
+
+  /**
+   * Resolves once the state, with every change made before the call, is on disk. A write takes its
+   * snapshot when it starts, so a call made while one runs waits for the next, which every such
+   * call shares (group commit). Nothing is written once closed.
+   */
+  private persist(): Promise<void> {
     const file = this.options.stateFile;
-    this.saving = this.saving.then(async () => {
-      const state = Object.fromEntries(
+    if (!file || this.saved) return Promise.resolve();
+    if (this.nextWrite) return this.nextWrite;
+    const begin = (): Promise<void> => {
+      this.nextWrite = undefined;
+      const write = this.write(file).finally(() => {
+        if (this.writing === write) this.writing = undefined;
+      });
+      this.writing = write;
+      return write;
+    };
+    if (!this.writing) return begin();
+    this.nextWrite = this.writing.then(begin, begin);
+    return this.nextWrite;
+  }
+
+  /** Replaces the state file durably: a temporary file written and synced, renamed, the folder synced. */
+  private async write(file: string): Promise<void> {
+    const state = JSON.stringify(
+      Object.fromEntries(
         [...this.queues].map(([name, q]) => [name, { pending: q.pending, dead: q.dead }]),
-      );
-      await mkdir(dirname(file), { recursive: true });
-      await writeFile(`${file}.tmp`, JSON.stringify(state));
-      await rename(`${file}.tmp`, file);
-    });
+      ),
+    );
+    const temporary = `${file}.tmp`;
+    const handle = await open(temporary, "w");
+    try {
+      await handle.writeFile(state);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, file);
+    const folder = await open(dirname(file), "r");
+    try {
+      await folder.sync();
+    } finally {
+      await folder.close();
+    }
   }
 
   /** Starts every batch that can start now, and sets a timer for the next delayed message. */
@@ -300,15 +378,27 @@ export class LocalQueues {
       awsRegion: this.options.region ?? "us-east-1",
     }));
     let failed: Set<string>;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const response = await (queue.handler as SqsHandler)(
-        { Records: records },
-        lambdaContext(name),
-      );
+      // The receive is counted on disk first: a delivery that kills the process still counts.
+      await this.persist();
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`Delivery timed out after ${queue.timeoutMs} ms`)),
+          queue.timeoutMs,
+        );
+      });
+      const handler = queue.handler as SqsHandler;
+      const response = await Promise.race([
+        handler({ Records: records }, lambdaContext(name, queue.timeoutMs)),
+        timedOut,
+      ]);
       failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (err) {
       logger.warn("worker batch failed", { queue: name, error: err });
       failed = new Set(batch.map((m) => m.messageId));
+    } finally {
+      clearTimeout(timer);
     }
     const retryDelay = this.options.retryDelayMs ?? 1000;
     for (const m of batch) {

@@ -114,13 +114,9 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   const scheduler = new LocalScheduler();
   for (const fn of scheduledFunctions)
     scheduler.add(fn.name, cronOf(fn), (await fn.load()).handler);
-  for (const worker of queueWorkers) {
-    const { handler } = await worker.load();
-    queues.consume(worker.queue, asyncHandler(handler), {
-      batchSize: worker.batchSize,
-      concurrency: Math.min(worker.maxConcurrency, 2),
-    });
-  }
+  const workers = await Promise.all(
+    queueWorkers.map(async (worker) => ({ worker, handler: (await worker.load()).handler })),
+  );
 
   const { table } = createStores(loadConfig());
   const keys = new KeyStore(table, 0);
@@ -132,6 +128,15 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     server.once("listening", resolve);
     server.once("error", reject);
   });
+  // Messages left from the last run are delivered only now, in the background: one that hangs or
+  // crashes the process cannot keep the server from listening.
+  for (const { worker, handler } of workers) {
+    queues.consume(worker.queue, asyncHandler(handler), {
+      batchSize: worker.batchSize,
+      concurrency: Math.min(worker.maxConcurrency, 2),
+      timeoutMs: worker.timeoutSeconds * 1000,
+    });
+  }
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const stateFile = options.dataDir ? join(options.dataDir, RUNTIME_FILE) : undefined;

@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +8,7 @@ import type { SQSEvent } from "aws-lambda";
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalQueues } from "../../lib/local/queues.js";
 
+const MAX_RECEIVE_COUNT = 3;
 const open: LocalQueues[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((q) => q.close()));
@@ -13,7 +16,7 @@ afterEach(async () => {
 
 async function start(stateFile?: string) {
   const queues = new LocalQueues({
-    maxReceiveCount: 3,
+    maxReceiveCount: MAX_RECEIVE_COUNT,
     retryDelayMs: 5,
     ...(stateFile ? { stateFile } : {}),
   });
@@ -116,4 +119,78 @@ describe("the local SQS endpoint and driver", () => {
     await second.queues.idle();
     expect(bodies).toEqual(["survivor"]);
   });
+
+  it("acknowledges a send only once the message is on disk", async () => {
+    const file = join(await mkdtemp(join(tmpdir(), "queues-")), "queues.json");
+    const { queues, sqs } = await start(file);
+    const url = queues.create("jobs");
+    const acknowledged = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        if (i % 2 === 0) {
+          const sent = await sqs.send(
+            new SendMessageCommand({ QueueUrl: url, MessageBody: `${i}` }),
+          );
+          return [sent.MessageId];
+        }
+        const sent = await sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: url,
+            Entries: [{ Id: "a", MessageBody: `${i}` }],
+          }),
+        );
+        return (sent.Successful ?? []).map((m) => m.MessageId);
+      }),
+    );
+    // Read at once, as a process killed right after the last acknowledgement would find it.
+    const saved = JSON.parse(readFileSync(file, "utf8")) as {
+      jobs: { pending: Array<{ messageId: string }> };
+    };
+    expect(saved.jobs.pending.map((m) => m.messageId).sort()).toEqual(acknowledged.flat().sort());
+  });
+
+  it("fails a delivery that outlives its time limit and dead-letters the message after its attempts", async () => {
+    const { queues } = await start();
+    const received: string[] = [];
+    queues.create("jobs");
+    queues.send("jobs", "hangs");
+    queues.send("jobs", "works");
+    queues.consume(
+      "jobs",
+      async ({ Records }) => {
+        const [record] = Records;
+        received.push(`${record?.body} ${record?.attributes.ApproximateReceiveCount}`);
+        if (record?.body === "hangs") await new Promise(() => undefined);
+        return { batchItemFailures: [] };
+      },
+      { batchSize: 1, concurrency: 1, timeoutMs: 50 },
+    );
+    await queues.idle();
+    expect(received).toEqual(["hangs 1", "works 1", "hangs 2", "hangs 3"]);
+    expect(queues.deadLetters("jobs")).toEqual([
+      expect.objectContaining({ body: "hangs", receiveCount: MAX_RECEIVE_COUNT }),
+    ]);
+  });
+
+  it("ends a crash loop in the dead-letter list: a receive is counted on disk before delivery", async () => {
+    const file = join(await mkdtemp(join(tmpdir(), "queues-")), "queues.json");
+    const seed = await start(file);
+    seed.queues.create("jobs");
+    seed.queues.send("jobs", "crash");
+    seed.queues.send("jobs", "after");
+    await seed.queues.close();
+
+    const run = () =>
+      new Promise<{ signal: string | null; stdout: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          ["--import", "tsx", "test/support/crashing-consumer.ts", file],
+          { env: { ...process.env, MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT) } },
+          (error, stdout) => resolve({ signal: error?.signal ?? null, stdout }),
+        );
+      });
+    const runs = [];
+    for (let i = 0; i <= MAX_RECEIVE_COUNT; i++) runs.push(await run());
+    expect(runs.map((r) => r.signal)).toEqual(["SIGKILL", "SIGKILL", "SIGKILL", null]);
+    expect(runs.at(-1)?.stdout).toBe('delivered after\ndead ["crash"]\n');
+  }, 60_000);
 });
