@@ -3,6 +3,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_RECEIVE_COUNT } from "../../lib/config.js";
 import { type LocalRuntime, startLocal } from "../../lib/local/runtime.js";
 
 let dataDir: string;
@@ -27,17 +28,30 @@ const cli = (script: string, ...args: string[]) =>
 
 describe("the admin commands against a running local runtime", () => {
   it("redrive moves dead letters back to their queue, where they are delivered again", async () => {
-    runtime.queues.send("index", "not json at all");
+    // A queue of this test's own, whose worker fails until the test repairs it.
+    const received: string[] = [];
+    let repaired = false;
+    runtime.queues.create("probe");
+    runtime.queues.consume("probe", async ({ Records }) => {
+      received.push(...Records.map((r) => `${r.body} ${r.attributes.ApproximateReceiveCount}`));
+      return repaired
+        ? {}
+        : { batchItemFailures: Records.map((r) => ({ itemIdentifier: r.messageId })) };
+    });
+    runtime.queues.send("probe", "job");
     await runtime.queues.idle();
-    expect(runtime.queues.deadLetters("index")).toHaveLength(1);
+    expect(runtime.queues.deadLetters("probe")).toEqual([
+      expect.objectContaining({ body: "job", receiveCount: MAX_RECEIVE_COUNT }),
+    ]);
 
-    const result = await cli("lib/admin/redrive-cli.ts", "index");
+    repaired = true;
+    const result = await cli("lib/admin/redrive-cli.ts", "probe");
     expect(result.stdout).toContain("redrive started");
     await runtime.queues.idle();
-    // The poison message fails again and returns to the dead-letter list: nothing is lost.
-    expect(runtime.queues.deadLetters("index")).toEqual([
-      expect.objectContaining({ body: "not json at all" }),
-    ]);
+    expect(runtime.queues.deadLetters("probe")).toEqual([]);
+    expect(received).toHaveLength(MAX_RECEIVE_COUNT + 1);
+    // Back in its queue, the message starts its receives afresh.
+    expect(received.at(-1)).toBe("job 1");
   });
 
   it("keys create, list and revoke work while the runtime holds the database", async () => {
