@@ -29,6 +29,7 @@ export const app = createServiceApp({
       ...services,
       checksQueue: stores.checksQueue,
       quotas: new Quotas(stores.table, quotaLimits(config)),
+      allowPrivate: config.ALLOW_PRIVATE_URLS,
     }),
   ],
 });

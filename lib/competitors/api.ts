@@ -1,8 +1,10 @@
 import { createModule } from "../http/app.js";
+import { checkedUrl } from "../knowledge/url-input.js";
 import type { Quotas } from "../limits/quotas.js";
 import type { Queue } from "../store/queue.js";
 import type { Checker } from "./check.js";
 import { type Competitors, toPublic as publicCompetitor } from "./competitors.js";
+import { normalizeDomain } from "./domain.js";
 import { type Events, toPublic as publicEvent } from "./events.js";
 import {
   checkAllCompetitors,
@@ -25,6 +27,8 @@ export interface CompetitorsApiDeps {
   quotas: Quotas;
   /** Where `check-all` queues checks: the checks worker's queue. */
   checksQueue: Queue;
+  /** ALLOW_PRIVATE_URLS: lets competitors be loopback and private hosts (development and tests). */
+  allowPrivate: boolean;
 }
 
 /** Competitor tracking, checks and change events: /api/intel/competitors/*, /api/intel/events/* */
@@ -34,11 +38,15 @@ export function competitorsApi({
   checker,
   checksQueue,
   quotas,
+  allowPrivate,
 }: CompetitorsApiDeps) {
   const app = createModule();
 
   app.openapi(createCompetitor, async (c) => {
-    const item = await competitors.create(c.get("workspaceId"), c.req.valid("json").domain);
+    const { domain } = c.req.valid("json");
+    // Refused as URL sources are: a literal private address or a local name is a 400 on `domain`.
+    checkedUrl(`http://${normalizeDomain(domain).domain}/`, "domain", allowPrivate);
+    const item = await competitors.create(c.get("workspaceId"), domain);
     return c.json(publicCompetitor(item), 201);
   });
 

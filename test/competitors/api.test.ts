@@ -35,6 +35,11 @@ const testAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
 describe("competitors API", () => {
   let world: World;
   let app: ReturnType<typeof createServiceApp>;
+  const apiDeps = () => ({
+    ...world.services,
+    checksQueue: world.aws.queue("checks"),
+    quotas: roomyQuotas(world.aws.table),
+  });
 
   /** One request; `T` is the body expected on success (errors have the one error shape). */
   const call = async <T = Competitor>(
@@ -66,11 +71,8 @@ describe("competitors API", () => {
     app = createServiceApp({
       authenticate: testAuth,
       modules: [
-        competitorsApi({
-          ...world.services,
-          checksQueue: world.aws.queue("checks"),
-          quotas: roomyQuotas(world.aws.table),
-        }),
+        // The fixture sites are on loopback, as with ALLOW_PRIVATE_URLS=true.
+        competitorsApi({ ...apiDeps(), allowPrivate: true }),
       ],
     });
   });
@@ -128,6 +130,35 @@ describe("competitors API", () => {
       const res = await add(domain);
       expect(res.status).toBe(400);
       expect(res.body.error?.code).toBe("validation_failed");
+    });
+
+    it.each([
+      "10.0.0.1",
+      "127.1:8080",
+      "0x7f.1",
+      "2130706433",
+      "http://169.254.169.254/latest/meta-data/",
+      "https://192.168.1.1/admin",
+      "app.localhost",
+    ])("refuses %j as URL sources do, unless private URLs are allowed", async (domain) => {
+      const strict = createServiceApp({
+        authenticate: testAuth,
+        modules: [competitorsApi({ ...apiDeps(), allowPrivate: false })],
+      });
+      const res = await strict.request("/api/intel/competitors", {
+        method: "POST",
+        headers: { "x-test-workspace": "ws_strict", "content-type": "application/json" },
+        body: JSON.stringify({ domain }),
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        error: {
+          code: "validation_failed",
+          message: expect.stringMatching(/not a public address|local host name/),
+          details: { issues: [{ path: "domain" }] },
+        },
+      });
+      expect((await add(domain, `ws_lenient_${domain}`)).status).toBe(201);
     });
 
     it("answers 400 for a body without a domain", async () => {
@@ -228,6 +259,7 @@ describe("competitors API", () => {
             ...world.services,
             checksQueue: missing,
             quotas: roomyQuotas(world.aws.table),
+            allowPrivate: true,
           }),
         ],
       });
