@@ -33,7 +33,24 @@ export function normalizeText(text: string): string {
     .trim();
 }
 
-const HEADING = /^(#{1,6}) +(.+?) *#*$/;
+/**
+ * A Markdown heading line (`## Pricing ##`): one to six `#`, spaces, the text, and optionally
+ * spaces and a closing run of `#`. Read by hand in one pass: the regular expression this replaces
+ * backtracked quadratically on a long line of `#`.
+ */
+function headingOf(line: string): { level: number; text: string } | undefined {
+  let level = 0;
+  while (line[level] === "#") level++;
+  if (level < 1 || level > 6 || line[level] !== " ") return undefined;
+  let start = level;
+  while (line[start] === " ") start++;
+  let end = line.length;
+  while (end > start && line[end - 1] === "#") end--;
+  while (end > start && line[end - 1] === " ") end--;
+  // A closing run never takes the text's first character: `# #` is a heading named `#`.
+  const text = line.slice(start, Math.max(end, start + 1));
+  return text ? { level, text } : undefined;
+}
 /** A form feed between pages is how paged documents (PDF) mark page breaks before chunking. */
 export const PAGE_BREAK = "\f";
 
@@ -68,11 +85,11 @@ function sections(text: string, paged: boolean): Section[] {
       page += pageBreaks;
       current.page = page;
     }
-    const match = HEADING.exec(line);
-    if (match?.[1] && match[2]) {
-      const level = match[1].length;
+    const heading = headingOf(line);
+    if (heading) {
+      const { level, text } = heading;
       trail.length = Math.min(trail.length, level - 1);
-      trail[level - 1] = match[2];
+      trail[level - 1] = text;
       startSection(trail.filter(Boolean).join(" > "));
     } else if (line.trim() === "") {
       endParagraph();

@@ -28,6 +28,27 @@ describe("chunkText", () => {
     ]);
   });
 
+  it("reads ATX headings: one to six #, a space, the text, an optional closing run", () => {
+    const headings = (text: string) =>
+      chunkText(`${text}\n\nBody.`, { size: 500, overlap: 0 }).map((c) => c.heading);
+    expect(headings("## Pricing ##")).toEqual(["Pricing"]);
+    expect(headings("###### Six")).toEqual(["Six"]);
+    expect(headings("####### Seven")).toEqual([null]);
+    expect(headings("#NoSpace")).toEqual([null]);
+    expect(headings("# C# tips")).toEqual(["C# tips"]);
+    expect(headings("# a#b #")).toEqual(["a#b"]);
+    expect(headings("# ###")).toEqual(["#"]);
+    expect(headings("# #")).toEqual(["#"]);
+  });
+
+  it("reads a heading line of 100,000 # in linear time", () => {
+    const line = `# a${"#".repeat(100_000)}b`;
+    const started = performance.now();
+    const [chunk] = chunkText(`${line}\n\nBody.`, { size: 500, overlap: 0 });
+    expect(performance.now() - started).toBeLessThan(50);
+    expect(chunk?.heading).toBe(line.slice(2));
+  });
+
   it("splits long paragraphs at sentence ends and carries whole sentences as overlap", () => {
     const paragraph = Array.from({ length: 20 }, (_, i) => sentence(i)).join(" ");
     const chunks = chunkText(paragraph, { size: 200, overlap: 60 });
