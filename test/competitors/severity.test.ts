@@ -6,6 +6,7 @@ import type { Plan } from "../../lib/competitors/extract/pricing.js";
 import {
   CRITICAL_PRICE_MOVE,
   NOTABLE_POSTINGS,
+  SEVERITIES,
   type Severity,
   severityOf,
 } from "../../lib/competitors/severity.js";
@@ -176,5 +177,11 @@ describe("severityOf", () => {
   )("rates %s (%s)", (kind, _label, change, severity) => {
     expect(change.kind).toBe(kind);
     expect(severityOf(change)).toBe(severity);
+  });
+
+  it("lists every level the rules give, least urgent first, for the API to accept and filter by", () => {
+    const given = new Set(Object.values(CASES).flatMap((cases) => cases.map(([, , s]) => s)));
+    expect(SEVERITIES).toEqual(["low", "medium", "high", "critical"]);
+    expect(SEVERITIES.filter((s) => given.has(s))).toEqual(SEVERITIES);
   });
 });
