@@ -34,9 +34,8 @@ describe("the admin commands against a running local runtime", () => {
     runtime.queues.create("probe");
     runtime.queues.consume("probe", async ({ Records }) => {
       received.push(...Records.map((r) => `${r.body} ${r.attributes.ApproximateReceiveCount}`));
-      return repaired
-        ? {}
-        : { batchItemFailures: Records.map((r) => ({ itemIdentifier: r.messageId })) };
+      const failures = repaired ? [] : Records.map((r) => ({ itemIdentifier: r.messageId }));
+      return { batchItemFailures: failures };
     });
     runtime.queues.send("probe", "job");
     await runtime.queues.idle();
