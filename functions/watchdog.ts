@@ -16,7 +16,10 @@ const uploads = new Uploads({ ...stores, sources: new Sources(stores) }, uploadS
  * Crawls watch themselves through their own queue.
  */
 export const handler: ScheduledHandler = async () => {
-  const stalledSources = await failStalledSources(stores.table, config.STALL_MINUTES * 60_000);
+  const stalledSources = await failStalledSources(stores.table, {
+    queuedMs: config.STALL_MINUTES * 60_000,
+    lastAttemptMs: config.LAST_ATTEMPT_STALL_MINUTES * 60_000,
+  });
   const overdueUploads = await uploads.expire();
   logger.info("watchdog run", { stalledSources, overdueUploads });
 };

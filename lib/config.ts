@@ -34,8 +34,14 @@ const fields = z.object({
   CHUNK_OVERLAP: z.coerce.number().int().min(0).default(200),
   /** How long a verified API key stays cached in a warm process, in seconds. */
   KEY_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
-  /** A source still `indexing` after this many minutes is failed by the watchdog. */
+  /** A source still `indexing` this many minutes after it was queued is failed by the watchdog. */
   STALL_MINUTES: positiveInt(90),
+  /**
+   * A source whose last indexing attempt began this many minutes ago without a result (it crashed
+   * or timed out, and no retry follows) is failed by the watchdog. Longer than the index worker's
+   * timeout, so that a last attempt still running is never failed.
+   */
+  LAST_ATTEMPT_STALL_MINUTES: positiveInt(5),
   /** Time a queued competitor check may spend reading a site (API checks get less). */
   CHECK_BUDGET_MS: positiveInt(45_000),
   /** Requests per queued competitor check, robots.txt included. */

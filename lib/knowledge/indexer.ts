@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Embedder } from "../llm/embeddings.js";
 import { logger } from "../log.js";
 import type { Blobs } from "../store/blobs.js";
-import type { Table } from "../store/table.js";
+import type { Condition, Table } from "../store/table.js";
 import {
   type Chunk,
   type ChunkingOptions,
@@ -15,6 +15,8 @@ import { bumpLiveSources } from "./live-sources.js";
 import {
   INDEXING_MARKER,
   type IndexMessage,
+  indexingMarker,
+  LAST_ATTEMPT_PARTITION,
   type SourceItem,
   type SourceType,
   sourceBlobPrefix,
@@ -63,6 +65,13 @@ export interface Delivery {
 
 export type IndexOutcome = "indexed" | "failed" | "skipped";
 
+/** The write condition that the given revision of a source is current and still `indexing`. */
+const stillIndexing = (revision: number): Condition => ({
+  expression: "revision = :rev AND #status = :indexing",
+  values: { ":rev": revision, ":indexing": "indexing" },
+  names: { "#status": "status" },
+});
+
 /** Marks the given revision of a source failed; a newer revision or a deleted source is left alone. */
 export async function failSource(
   table: Table,
@@ -74,11 +83,7 @@ export async function failSource(
     source.pk,
     source.sk,
     { status: "failed", error_code: code, last_error: message },
-    {
-      expression: "revision = :rev AND #status = :indexing",
-      values: { ":rev": source.revision, ":indexing": "indexing" },
-      names: { "#status": "status" },
-    },
+    stillIndexing(source.revision),
     INDEXING_MARKER,
   );
   return failed !== undefined;
@@ -108,11 +113,13 @@ export class Indexer {
     if (!source || source.revision !== message.revision || source.status !== "indexing") {
       return "skipped";
     }
+    const last = delivery.receiveCount >= delivery.maxReceiveCount;
+    if (last && !(await this.markLastAttempt(source))) return "skipped";
     try {
       return await this.index(source);
     } catch (err) {
       if (err instanceof IndexingError) return this.fail(source, err.code, err.message);
-      if (delivery.receiveCount >= delivery.maxReceiveCount) {
+      if (last) {
         logger.error("indexing failed on its last delivery", { sourceId: source.id, error: err });
         await this.fail(
           source,
@@ -181,6 +188,26 @@ export class Indexer {
       if (stale.length > 0) await blobs.delete(stale);
     }
     return "indexed";
+  }
+
+  /**
+   * Records that the message's last delivery begins: should it end without a result (a crash or a
+   * timeout, with no delivery to follow), the watchdog fails the source minutes later. False when
+   * the revision finished or was replaced meanwhile.
+   */
+  private async markLastAttempt(source: SourceItem): Promise<boolean> {
+    const marked = await this.deps.table.update(
+      source.pk,
+      source.sk,
+      indexingMarker(
+        source.workspaceId,
+        source.id,
+        new Date().toISOString(),
+        LAST_ATTEMPT_PARTITION,
+      ),
+      stillIndexing(source.revision),
+    );
+    return marked !== undefined;
   }
 
   private async fail(source: SourceItem, code: string, message: string): Promise<IndexOutcome> {

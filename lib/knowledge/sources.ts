@@ -56,15 +56,19 @@ export const SOURCE_PREFIX = "KB#";
 
 /**
  * While a source is `indexing` it carries these attributes, which place it in the sparse `gsi1`
- * index under `INDEXING`, sorted by when indexing started: the watchdog finds stalled sources there
- * without scanning. Finishing, failing or stalling removes them in the same write.
+ * index: under `INDEXING`, sorted by when indexing started, then, once its message's last delivery
+ * begins, under `INDEXING_LAST_ATTEMPT`, sorted by when that began. The watchdog finds stalled
+ * sources there without scanning. Finishing, failing or stalling removes them in the same write.
  */
 export const INDEXING_PARTITION = "INDEXING";
+export const LAST_ATTEMPT_PARTITION = "INDEXING_LAST_ATTEMPT";
 export const INDEXING_MARKER = ["gsi1pk", "gsi1sk"];
-const indexingMarker = (workspaceId: string, id: string, since: string) => ({
-  gsi1pk: INDEXING_PARTITION,
-  gsi1sk: `${since}#${workspaceId}#${id}`,
-});
+export const indexingMarker = (
+  workspaceId: string,
+  id: string,
+  since: string,
+  partition = INDEXING_PARTITION,
+) => ({ gsi1pk: partition, gsi1sk: `${since}#${workspaceId}#${id}` });
 export const sourceKey = (id: string) => `${SOURCE_PREFIX}${id}`;
 export const sourceBlobPrefix = (workspaceId: string, id: string) => `ws/${workspaceId}/kb/${id}/`;
 

@@ -1,18 +1,44 @@
 import type { Table } from "../store/table.js";
 import { failSource } from "./indexer.js";
-import { INDEXING_PARTITION, type SourceItem } from "./sources.js";
+import { INDEXING_PARTITION, LAST_ATTEMPT_PARTITION, type SourceItem } from "./sources.js";
 
 /**
- * Fails sources that have been `indexing` for longer than `stallMs`: their message was lost, or
- * its last delivery crashed before the worker could record a result. Such a source would
- * otherwise stay `indexing` forever; failed, it tells the user to reindex.
+ * When a source still `indexing` counts as stuck. The signal that tells "stuck" from "waiting" is
+ * whether another delivery can still come: until its message's last delivery begins, a source may
+ * be queued behind others or waiting for a retry, and only a long `queuedMs` fails it (its message
+ * was lost, or the backlog is hopeless). Once the last delivery begins (the worker records it),
+ * nothing follows it: if it ends without a result (the process crashed, or the worker ran out of
+ * time), `lastAttemptMs` later the source is failed. `lastAttemptMs` must exceed the index
+ * worker's timeout, so that a last delivery still running is never failed.
  */
-export async function failStalledSources(table: Table, stallMs: number, now = Date.now()) {
-  const cutoff = new Date(now - stallMs).toISOString();
-  const message = `Indexing made no progress for ${Math.round(stallMs / 60_000)} minutes; reindex to try again`;
+export interface StallLimits {
+  queuedMs: number;
+  lastAttemptMs: number;
+}
+
+/** Fails the sources stuck in `indexing` (see StallLimits); answers how many. */
+export async function failStalledSources(table: Table, limits: StallLimits, now = Date.now()) {
+  const queued = await failBefore(
+    table,
+    INDEXING_PARTITION,
+    now - limits.queuedMs,
+    `Indexing made no progress for ${Math.round(limits.queuedMs / 60_000)} minutes; reindex to try again`,
+  );
+  const lastAttempt = await failBefore(
+    table,
+    LAST_ATTEMPT_PARTITION,
+    now - limits.lastAttemptMs,
+    "The last attempt to index this source ended without a result (it crashed or ran out of time); reindex to try again",
+  );
+  return queued + lastAttempt;
+}
+
+/** Fails the sources of one `gsi1` partition whose time is before `cutoff`. */
+async function failBefore(table: Table, partition: string, cutoff: number, message: string) {
+  const before = new Date(cutoff).toISOString();
   let failed = 0;
   for (;;) {
-    const stalled = await table.queryIndex<SourceItem>("gsi1", INDEXING_PARTITION, cutoff, 100);
+    const stalled = await table.queryIndex<SourceItem>("gsi1", partition, before, 100);
     let failedNow = 0;
     for (const source of stalled) {
       if (await failSource(table, source, "stalled", message)) failedNow++;
