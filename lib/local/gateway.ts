@@ -1,35 +1,61 @@
+import type { IncomingMessage } from "node:http";
 import type { MiddlewareHandler } from "hono";
+import type { ErrorBody } from "../errors.js";
 import { type AppEnv, createServiceApp, pathMatcher, type ServiceApp } from "../http/app.js";
 
-/** Bodies a refused request may still be sending are read off up to this size, so the client sees the answer. */
-const DRAIN_LIMIT = 16 * 1024 * 1024;
-
-async function drain(request: Request): Promise<void> {
-  if (!request.body || request.bodyUsed) return;
-  let read = 0;
-  try {
-    for await (const part of request.body) {
-      read += part.byteLength;
-      if (read > DRAIN_LIMIT) break;
-    }
-  } catch {
-    // The client went away; nothing to drain.
-  }
-}
+/** API Gateway's own limit on a request's payload (10 MB), which it applies before any function. */
+const API_GATEWAY_PAYLOAD_LIMIT = 10 * 1024 * 1024;
 
 const noAuth: MiddlewareHandler<AppEnv> = async (_c, next) => next();
+
+/** What @hono/node-server passes beside the web Request: the Node.js request it came from. */
+interface NodeBindings {
+  /** `complete` once the whole request, body included, has been received. */
+  incoming?: Pick<IncomingMessage, "complete">;
+}
+
+/** The same answer with `Connection: close`, so the server reads no more of the request. */
+function closing(response: Response): Response {
+  const headers = new Headers(response.headers);
+  headers.set("connection", "close");
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
+}
+
+function tooLarge(limit: number): Response {
+  const body: ErrorBody = {
+    error: {
+      code: "payload_too_large",
+      message: `Request bodies are limited to ${limit} bytes`,
+      details: { limit },
+    },
+  };
+  return closing(Response.json(body, { status: 413 }));
+}
 
 /**
  * Routes each request to the function app that owns its path, as API Gateway does on AWS (the
  * most specific route wins: `/api/intel/competitors` over `/api/intel/{module}`); paths no
  * function owns get the service's 404 body.
+ *
+ * Bodies are read only by the function that wants them, after its key check, and never past a
+ * limit: a declared length over API Gateway's limit is a 413 before anything is routed; each
+ * route's own limit (lib/http/app.ts) refuses a larger declared length without reading and cuts a
+ * streamed body as it arrives; and a body the function did not read to its end (refused, or cut)
+ * closes the connection after the answer instead of being read off the wire.
  */
-export function localGateway(apps: ServiceApp[]) {
+export function localGateway(apps: ServiceApp[], maxBodyBytes = API_GATEWAY_PAYLOAD_LIMIT) {
   const owners = apps.map((app) => ({ app, match: pathMatcher(app) }));
   // Owns no route, so it only ever answers 404; there is nothing behind it to authenticate for.
   const fallback = createServiceApp({ authenticate: noAuth, modules: [] });
   return {
-    async fetch(request: Request, env?: object): Promise<Response> {
+    async fetch(request: Request, env?: NodeBindings): Promise<Response> {
+      if (Number(request.headers.get("content-length") ?? 0) > maxBodyBytes) {
+        return tooLarge(maxBodyBytes);
+      }
       const path = new URL(request.url).pathname;
       let owner = fallback;
       let best = -1;
@@ -41,8 +67,7 @@ export function localGateway(apps: ServiceApp[]) {
         }
       }
       const response = await owner.fetch(request, env);
-      await drain(request);
-      return response;
+      return env?.incoming && !env.incoming.complete ? closing(response) : response;
     },
   };
 }
