@@ -99,6 +99,13 @@ function paramName(pair: string): string {
   }
 }
 
+/** A path without the slashes it ends with; `/\/+$/` would take quadratic time on a long run. */
+export function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (path[end - 1] === "/") end--;
+  return path.slice(0, end);
+}
+
 /**
  * The form of a URL that identifies its page: fragment, credentials and default port dropped, host
  * lowercase without a trailing dot, `;jsessionid=` path parameters and tracking or session query
@@ -119,7 +126,7 @@ export function canonicalUrl(input: string | URL, base?: string | URL): string |
   url.hostname = url.hostname.replace(/\.$/, "");
 
   let path = url.pathname.replace(/;(jsessionid|phpsessid|sid)=[^/]*/gi, "");
-  if (path.length > 1) path = path.replace(/\/+$/, "") || "/";
+  if (path.length > 1) path = withoutTrailingSlashes(path) || "/";
   url.pathname = path;
 
   const pairs = url.search

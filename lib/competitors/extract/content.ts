@@ -1,4 +1,5 @@
 import { parseDocument, parseFeed as readFeed } from "htmlparser2";
+import { withoutTrailingSlashes } from "../../web/url.js";
 import { all, attr, type Element, first, type HtmlPage, resolveUrl, tag, textOf } from "./html.js";
 
 /** A published piece of content: blog post, news item, announcement. */
@@ -15,7 +16,7 @@ export const MAX_CONTENT_ITEMS = 50;
 /** The identity of an item: its URL without query, fragment, trailing slash or `www.`. */
 export function contentKey(url: string): string {
   const u = new URL(url);
-  return `${u.hostname.replace(/^www\./, "")}${u.pathname.replace(/\/+$/, "")}`.toLowerCase();
+  return `${u.hostname.replace(/^www\./, "")}${withoutTrailingSlashes(u.pathname)}`.toLowerCase();
 }
 
 export function dayOf(value: string | Date | undefined): string | null {
@@ -121,7 +122,8 @@ export function extractPosts(page: HtmlPage): ContentItem[] {
 
 /** A readable title from a post's slug: `/blog/launching-v2` gives "Launching v2". */
 function titleFromSlug(url: string): string {
-  const slug = decodeURIComponent(new URL(url).pathname.replace(/\/+$/, "").split("/").pop() ?? "");
+  const path = withoutTrailingSlashes(new URL(url).pathname);
+  const slug = decodeURIComponent(path.split("/").pop() ?? "");
   const words = slug
     .replace(/\.[a-z]+$/i, "")
     .replace(/[-_]+/g, " ")
