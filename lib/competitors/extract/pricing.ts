@@ -22,11 +22,12 @@ const FREE = /^free\b|\bfree forever\b/i;
 const MAX_CARD_TEXT = 2000;
 const MAX_CLIMB = 6;
 
+/** Whitespace is collapsed first: `/\s+plan$/` would take quadratic time on a long run of it. */
 export const planKey = (name: string) =>
   name
     .toLowerCase()
-    .replace(/\s+plan$/, "")
     .replace(/\s+/g, " ")
+    .replace(/ plan$/, "")
     .trim();
 
 function isPlanHeading(el: Element): boolean {
