@@ -26,7 +26,11 @@ const SYMBOLS: Record<string, string> = {
 };
 const CODES = "USD|EUR|GBP|CAD|AUD|NZD|CHF|JPY|INR|BRL|SEK|NOK|DKK|PLN";
 const SYMBOL = "US\\$|CA?\\$|AU?\\$|NZ\\$|R\\$|\\$|€|£|¥|₹";
-const AMOUNT = "\\d{1,3}(?:[,.\\u00a0 ]\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d{1,2})?";
+/**
+ * At most five groups of thousands: a price is never larger, and an unbounded run would let a
+ * long list of numbers take quadratic time, each group starting a match that runs to its end.
+ */
+const AMOUNT = "\\d{1,3}(?:[,.\\u00a0 ]\\d{3}){1,5}(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d{1,2})?";
 /** `$29`, `US$ 1,299.00`, `EUR 29`, or a trailing currency: `29 €`, `29,99 EUR`. */
 const PRICE = new RegExp(
   `(?:(${SYMBOL}|\\b(?:${CODES}))\\s?(${AMOUNT})|(?<![\\d.,])(${AMOUNT})\\s?(€|£|\\b(?:${CODES})\\b))`,
