@@ -19,11 +19,15 @@ export const PUBLIC_ATS_APIS: AtsApis = {
   ashby: "https://api.ashbyhq.com",
 };
 
-/** Board links, embed scripts and API calls as they appear in careers pages' HTML. */
+/**
+ * Board links, embed scripts and API calls as they appear in careers pages' HTML. The query
+ * before Greenhouse's `for=` is read up to 500 characters: unbounded, a page repeating the embed
+ * URL would scan to the end of the run from every copy, in quadratic time.
+ */
 const BOARD_PATTERNS: Array<[AtsVendor, RegExp]> = [
   [
     "greenhouse",
-    /(?:boards|job-boards)(?:\.eu)?\.greenhouse\.io\/(?:embed\/job_board(?:\/js)?\?(?:[^"'\s<>]*?&(?:amp;)?)?for=)?([A-Za-z0-9_-]+)/g,
+    /(?:boards|job-boards)(?:\.eu)?\.greenhouse\.io\/(?:embed\/job_board(?:\/js)?\?(?:[^"'\s<>]{0,500}?&(?:amp;)?)?for=)?([A-Za-z0-9_-]+)/g,
   ],
   ["greenhouse", /boards-api\.greenhouse\.io\/v1\/boards\/([A-Za-z0-9_-]+)/g],
   ["lever", /jobs\.(?:eu\.)?lever\.co\/([A-Za-z0-9_.-]+)/g],
