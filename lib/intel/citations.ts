@@ -8,10 +8,20 @@ export interface Citation {
   quote: string;
 }
 
-/** `[2]` or `[1, 3]`, with the space before it: how the model cites passages. */
-const MARKER = /(\s*)\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g;
-/** What may still become a marker (or the space before one) when the next delta arrives. */
-const PARTIAL = /\s*(?:\[[\d,\s]{0,20})?$/;
+/** `[2]` or `[1, 3]`: how the model cites passages. */
+const MARKER = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g;
+/** The start of a marker whose end has not arrived yet. */
+const OPEN_MARKER = /^\[[\d,\s]{0,20}$/;
+
+/**
+ * Where the end of a streamed text that may still become a marker starts, with the space before
+ * it. Found without a regular expression: `\s*…$` takes quadratic time on a long run of spaces.
+ */
+function heldFrom(text: string): number {
+  const open = text.lastIndexOf("[");
+  const end = open >= 0 && OPEN_MARKER.test(text.slice(open)) ? open : text.length;
+  return text.slice(0, end).trimEnd().length;
+}
 
 /**
  * Turns the model's passage numbers into citation numbers, on streamed text as on whole text.
@@ -29,7 +39,7 @@ export class CitationMarkers {
 
   push(delta: string): string {
     const text = this.pending + delta;
-    const hold = PARTIAL.exec(text)?.index ?? text.length;
+    const hold = heldFrom(text);
     this.pending = text.slice(hold);
     return this.rewrite(text.slice(0, hold));
   }
@@ -41,7 +51,11 @@ export class CitationMarkers {
   }
 
   private rewrite(text: string): string {
-    return text.replace(MARKER, (_marker, space: string, list: string) => {
+    let rewritten = "";
+    let done = 0;
+    for (const { 0: marker, 1: list = "", index } of text.matchAll(MARKER)) {
+      const before = text.slice(done, index);
+      done = index + marker.length;
       const numbers = list
         .split(",")
         .map(Number)
@@ -50,9 +64,11 @@ export class CitationMarkers {
           if (!this.cited.includes(n)) this.cited.push(n);
           return this.cited.indexOf(n) + 1;
         });
-      // A dropped marker takes its leading space along: "costs $5 [9]." reads "costs $5."
-      return numbers.length > 0 ? `${space}[${[...new Set(numbers)].join(", ")}]` : "";
-    });
+      // A dropped marker takes the space before it along: "costs $5 [9]." reads "costs $5."
+      rewritten +=
+        numbers.length > 0 ? `${before}[${[...new Set(numbers)].join(", ")}]` : before.trimEnd();
+    }
+    return rewritten + text.slice(done);
   }
 }
 
@@ -93,7 +109,7 @@ export function supportingQuote(passage: string, claim: string): string {
 /** The text just before citation `k`'s first marker in the answer: the claim it supports. */
 function claimFor(answer: string, k: number): string {
   for (const match of answer.matchAll(MARKER)) {
-    if ((match[2] ?? "").split(",").map(Number).includes(k)) {
+    if ((match[1] ?? "").split(",").map(Number).includes(k)) {
       return answer.slice(Math.max(0, match.index - 400), match.index);
     }
   }
