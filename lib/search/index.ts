@@ -1,0 +1,445 @@
+/**
+ * `lib/search` owns the search engine behind one small interface: index a source's chunks (and
+ * their vectors), delete a source, and query a workspace with filters. The engine is LanceDB,
+ * embedded, with its data on local disk (`<DATA_DIR>/search` locally) or in S3
+ * (`s3://<bucket>/search`): a persisted full-text index and vector tables that a fresh process
+ * opens in milliseconds instead of rebuilding an index from every chunk set. Each workspace is its
+ * own database under `<base>/<workspaceId>/`, so a query names one workspace and can open nothing
+ * else. Writes replace one source's rows in one commit per table and run under a per-workspace
+ * writer lock (`WriterLock`), because on S3 without conditional writes two concurrent commits can
+ * silently lose one. It knows nothing of sources' records, enablement or embeddings models: the
+ * knowledge domain passes in rows, filters and query vectors, and data never flows back.
+ */
+import type { Connection, Table as LanceTable, Session } from "@lancedb/lancedb";
+import { type Engine, engine, openTable, type SearchLocation, storageOptions } from "./engine.js";
+import { type SearchFilters, sqlString, wherePredicate } from "./filters.js";
+import type { WriterLock } from "./lock.js";
+import {
+  CHUNKS_TABLE,
+  type ChunkRow,
+  chunkRows,
+  chunkSchema,
+  HEADING_TERMS,
+  isVectorsTable,
+  type SourceDocument,
+  TEXT_TERMS,
+  type VectorRow,
+  vectorRows,
+  vectorSchema,
+  vectorsTable,
+} from "./rows.js";
+import { fuse, lexicalScore, type Ranked, vectorScore } from "./scores.js";
+import { queryTerms } from "./terms.js";
+
+export type { S3Endpoint, SearchLocation } from "./engine.js";
+export type { SearchFilters } from "./filters.js";
+export {
+  DynamoWriterLock,
+  type LeaseOptions,
+  type WriterLock,
+  WriterLockLost,
+  WriterLockTimeout,
+} from "./lock.js";
+export type { IndexedChunk, IndexedSource, SourceDocument, SourceVectors } from "./rows.js";
+export { BM25_HALF } from "./scores.js";
+export { tokenize } from "./terms.js";
+
+export interface SearchQuery {
+  /** The query's words; searched as whole terms, at most the first 32 distinct ones. */
+  text: string;
+  /** The query's embedding in `space`; with both, the search is hybrid. */
+  vector?: Float32Array | readonly number[];
+  space?: string;
+  limit: number;
+  filters?: SearchFilters;
+}
+
+export interface SearchHit {
+  /** `${source_id}#${chunk_index}` */
+  id: string;
+  source_id: string;
+  chunk_index: number;
+  text: string;
+  heading: string | null;
+  page: number | null;
+  /** 0–1 in both modes: see `scores.ts`. */
+  score: number;
+}
+
+export interface SearchIndexOptions {
+  location: SearchLocation;
+  lock: WriterLock;
+  /** Workspaces whose open tables are kept between searches (least recently used go first). */
+  maxOpenWorkspaces?: number;
+  /** Memory for the engine's cache of index pages, shared by every workspace. */
+  indexCacheBytes?: number;
+  /** Rows written since the last index update after which a write folds them into the indexes. */
+  optimizeAfterRows?: number;
+  /** Small data files after which a write compacts the table. */
+  optimizeAfterFragments?: number;
+  /** Vectors in a space after which the space gets an approximate (HNSW) index; flat below. */
+  vectorIndexAfterRows?: number;
+  /** Cosine similarity below which a chunk is no vector match. */
+  minSimilarity?: number;
+  /** Lexical hits hybrid keeps at the top whatever the vectors say (see `fuse`). */
+  protectedLexical?: number;
+  /** Hits taken from each ranking before fusion. */
+  candidates?: number;
+}
+
+const WORKSPACE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const MAX_LIMIT = 1000;
+/** Versions older than this are pruned when a table is optimized (a search in flight is younger). */
+const KEEP_VERSIONS_MS = 60 * 60 * 1000;
+const INDEXED_COLUMNS = [TEXT_TERMS, HEADING_TERMS] as const;
+const HIT_COLUMNS = ["id", "source_id", "chunk_index", "text", "heading", "page"];
+const HEADING_BOOST = 1.5;
+
+const indexName = (column: string) => `${column}_idx`;
+
+interface HitRow {
+  id: string;
+  source_id: string;
+  chunk_index: number;
+  text: string;
+  heading: string | null;
+  page: number | null;
+}
+
+function checkWorkspace(workspaceId: string): void {
+  if (!WORKSPACE_ID.test(workspaceId)) {
+    throw new Error(`Invalid workspace id: ${JSON.stringify(workspaceId)}`);
+  }
+}
+
+/** `source_id IN (...)` for the sources a write replaces. */
+const ofSources = (sourceIds: readonly string[]) =>
+  `source_id IN (${sourceIds.map(sqlString).join(", ")})`;
+
+/** A workspace's database and the tables opened in it so far. */
+class OpenWorkspace {
+  readonly tables = new Map<string, Promise<LanceTable | undefined>>();
+  constructor(readonly db: Connection) {}
+
+  /** A table of the workspace; a missing one is looked for again next time, as a write may create it. */
+  table(name: string): Promise<LanceTable | undefined> {
+    let table = this.tables.get(name);
+    if (!table) {
+      table = openTable(this.db, name);
+      this.tables.set(name, table);
+      table.then(
+        (opened) => opened ?? this.tables.delete(name),
+        () => this.tables.delete(name),
+      );
+    }
+    return table;
+  }
+}
+
+export class SearchIndex {
+  private readonly workspaces = new Map<string, Promise<OpenWorkspace>>();
+  private readonly options: Required<SearchIndexOptions>;
+  private session: Session | undefined;
+
+  constructor(options: SearchIndexOptions) {
+    this.options = {
+      maxOpenWorkspaces: 32,
+      indexCacheBytes: 256 * 1024 * 1024,
+      optimizeAfterRows: 5_000,
+      optimizeAfterFragments: 64,
+      vectorIndexAfterRows: 20_000,
+      minSimilarity: 0.3,
+      protectedLexical: 5,
+      candidates: 50,
+      ...options,
+    };
+  }
+
+  /** Replaces one source's rows: its chunks, and its vectors in the space given (if any). */
+  replaceSource(workspaceId: string, document: SourceDocument): Promise<void> {
+    return this.replaceSources(workspaceId, [document]);
+  }
+
+  /**
+   * Replaces the rows of several sources at once, in one commit per table (a migration or a
+   * crawl's pages): each source ends with exactly the chunks given, rows of its old chunks that
+   * are not among them are deleted, and its vectors in every other space are deleted (they
+   * embedded the old text). A source with no chunks is removed.
+   */
+  async replaceSources(workspaceId: string, documents: readonly SourceDocument[]): Promise<void> {
+    checkWorkspace(workspaceId);
+    if (documents.length === 0) return;
+    const sourceIds = documents.map((d) => d.source.id);
+    const chunks = documents.flatMap(chunkRows);
+    const bySpace = new Map<string, VectorRow[]>();
+    for (const document of documents) {
+      if (!document.vectors) continue;
+      const table = vectorsTable(document.vectors.space);
+      bySpace.set(table, [...(bySpace.get(table) ?? []), ...vectorRows(document)]);
+    }
+    const eng = await engine();
+    await this.options.lock.withLock(workspaceId, async () => {
+      const workspace = await this.workspace(workspaceId);
+      await this.write(eng, workspace, CHUNKS_TABLE, chunks, sourceIds);
+      // Spaces that exist lose the sources' old vectors unless new ones are given; new spaces
+      // are created.
+      const spaces = new Set([
+        ...(await workspace.db.tableNames()).filter(isVectorsTable),
+        ...bySpace.keys(),
+      ]);
+      for (const name of spaces) {
+        await this.write(eng, workspace, name, bySpace.get(name) ?? [], sourceIds);
+      }
+    });
+  }
+
+  /** Deletes every row of a source. */
+  removeSource(workspaceId: string, sourceId: string): Promise<void> {
+    return this.replaceSources(workspaceId, [
+      { source: { id: sourceId, type: "", crawlId: null }, chunks: [] },
+    ]);
+  }
+
+  /**
+   * The chunks that best answer a query, best first. Lexical (BM25 over the words of the text and,
+   * boosted, the heading) without a vector; hybrid with one (see `fuse`). Filters are applied by
+   * the engine before ranking. A workspace with nothing indexed answers no hits.
+   */
+  async search(workspaceId: string, query: SearchQuery): Promise<SearchHit[]> {
+    checkWorkspace(workspaceId);
+    if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_LIMIT) {
+      throw new Error(`limit must be an integer from 1 to ${MAX_LIMIT}`);
+    }
+    const where = wherePredicate(query.filters);
+    if (where === null) return [];
+    const eng = await engine();
+    const workspace = await this.workspace(workspaceId);
+    const chunks = await workspace.table(CHUNKS_TABLE);
+    if (!chunks) return [];
+    const terms = queryTerms(query.text);
+    const hybrid = query.vector !== undefined && query.space !== undefined;
+    const depth = hybrid ? Math.max(query.limit, this.options.candidates) : query.limit;
+    const [lexical, vector] = await Promise.all([
+      this.lexical(eng, chunks, terms, where, depth),
+      hybrid && query.space && query.vector
+        ? this.nearest(workspace, query.space, query.vector, where, depth)
+        : [],
+    ]);
+    if (!hybrid) return lexical.map(({ row, score }) => ({ ...row, score }));
+    const rows = new Map(lexical.map(({ row }) => [row.id, row]));
+    const fused = fuse(
+      lexical.map(({ row, score }) => ({ id: row.id, score })),
+      vector,
+      {
+        limit: query.limit,
+        protectedLexical: this.options.protectedLexical,
+        rrfK: 60,
+      },
+    );
+    const missing = fused.filter(({ id }) => !rows.has(id)).map(({ id }) => id);
+    if (missing.length > 0) {
+      const fetched = (await chunks
+        .query()
+        .where(`id IN (${missing.map(sqlString).join(", ")})`)
+        .select(HIT_COLUMNS)
+        .toArray()) as HitRow[];
+      for (const row of fetched) rows.set(row.id, plain(row));
+    }
+    return fused.flatMap(({ id, score }) => {
+      const row = rows.get(id);
+      return row ? [{ ...row, score }] : [];
+    });
+  }
+
+  private async lexical(
+    { lance }: Engine,
+    chunks: LanceTable,
+    terms: string[],
+    where: string | undefined,
+    limit: number,
+  ): Promise<Array<{ row: HitRow; score: number }>> {
+    if (terms.length === 0) return [];
+    const { BooleanQuery, MatchQuery, Occur } = lance;
+    // One match query per term and column, built from the terms as plain values: nothing in the
+    // user's text is parsed as query syntax, so quotes, AND, parentheses or colons cannot fail it.
+    const query = new BooleanQuery(
+      terms.flatMap((term) => [
+        [Occur.Should, new MatchQuery(term, TEXT_TERMS)],
+        [Occur.Should, new MatchQuery(term, HEADING_TERMS, { boost: HEADING_BOOST })],
+      ]),
+    );
+    let search = chunks
+      .search(query)
+      .select([...HIT_COLUMNS, "_score"])
+      .limit(limit);
+    if (where) search = search.where(where);
+    const rows = (await search.toArray()) as Array<HitRow & { _score: number }>;
+    return rows.map((row) => ({ row: plain(row), score: lexicalScore(row._score) }));
+  }
+
+  private async nearest(
+    workspace: OpenWorkspace,
+    space: string,
+    vector: Float32Array | readonly number[],
+    where: string | undefined,
+    limit: number,
+  ): Promise<Ranked[]> {
+    const table = await workspace.table(vectorsTable(space));
+    if (!table) return [];
+    let search = table
+      .vectorSearch(Array.from(vector))
+      .distanceType("cosine")
+      .select(["id", "_distance"])
+      .limit(limit);
+    if (where) search = search.where(where);
+    const rows = (await search.toArray()) as Array<{ id: string; _distance: number }>;
+    return rows
+      .map((row) => ({ id: row.id, score: vectorScore(row._distance) }))
+      .filter((hit) => hit.score >= this.options.minSimilarity);
+  }
+
+  /**
+   * Writes one table's rows of the given sources in one commit: rows matched by id are updated,
+   * new ones inserted, and the sources' rows not among them deleted. Creates the table (with its
+   * indexes) on its first rows, then keeps its indexes current.
+   */
+  private async write(
+    eng: Engine,
+    workspace: OpenWorkspace,
+    name: string,
+    rows: ChunkRow[] | VectorRow[],
+    sourceIds: readonly string[],
+  ): Promise<void> {
+    let table = await workspace.table(name);
+    if (!table) {
+      if (rows.length === 0) return;
+      table = await this.create(eng, workspace, name, rows);
+    } else {
+      // Another process may have committed since this handle last read: write on the latest.
+      await table.checkoutLatest();
+      if (rows.length === 0) await table.delete(ofSources(sourceIds));
+      else {
+        await table
+          .mergeInsert("id")
+          .whenMatchedUpdateAll()
+          .whenNotMatchedInsertAll()
+          .whenNotMatchedBySourceDelete({ where: ofSources(sourceIds) })
+          .execute(rows.map((row) => ({ ...row })));
+      }
+    }
+    await this.maintain(eng, name, table);
+  }
+
+  private async create(
+    eng: Engine,
+    workspace: OpenWorkspace,
+    name: string,
+    rows: ChunkRow[] | VectorRow[],
+  ): Promise<LanceTable> {
+    const { Index } = eng.lance;
+    const first = rows[0];
+    const schema =
+      name === CHUNKS_TABLE || !first || !("vector" in first)
+        ? chunkSchema(eng)
+        : vectorSchema(eng, first.vector.length);
+    const table = await workspace.db.createTable(
+      name,
+      rows.map((row) => ({ ...row })),
+      { schema },
+    );
+    // A B-tree on the id: a write's merge finds the rows it replaces through it, and hybrid
+    // search fetches vector hits' text by id, both without scanning the table.
+    await table.createIndex("id", { config: Index.btree(), name: indexName("id") });
+    if (name === CHUNKS_TABLE) {
+      for (const column of INDEXED_COLUMNS) {
+        await table.createIndex(column, {
+          config: Index.fts({
+            baseTokenizer: "whitespace",
+            lowercase: false,
+            stem: false,
+            removeStopWords: false,
+            asciiFolding: false,
+            withPosition: false,
+          }),
+          name: indexName(column),
+        });
+      }
+    }
+    workspace.tables.set(name, Promise.resolve(table));
+    return table;
+  }
+
+  /**
+   * Rows written after an index was built are searched too, by a scan; past `optimizeAfterRows`
+   * of them (or `optimizeAfterFragments` small files, one per write) the table is optimized:
+   * small files compacted, the new rows folded into every index, old versions pruned. A vector
+   * table gets its approximate index once it is large enough for a scan to cost.
+   */
+  private async maintain({ lance }: Engine, name: string, table: LanceTable): Promise<void> {
+    const primary = indexName(name === CHUNKS_TABLE ? TEXT_TERMS : "vector");
+    const [index, stats] = await Promise.all([table.indexStats(primary), table.stats()]);
+    if (!index && name !== CHUNKS_TABLE && stats.numRows >= this.options.vectorIndexAfterRows) {
+      await table.createIndex("vector", {
+        config: lance.Index.hnswSq({
+          distanceType: "cosine",
+          numPartitions: Math.max(1, Math.round(stats.numRows / 250_000)),
+        }),
+        name: primary,
+      });
+      return;
+    }
+    if (
+      (index?.numUnindexedRows ?? 0) >= this.options.optimizeAfterRows ||
+      stats.fragmentStats.numSmallFragments >= this.options.optimizeAfterFragments
+    ) {
+      await table.optimize({ cleanupOlderThan: new Date(Date.now() - KEEP_VERSIONS_MS) });
+    }
+  }
+
+  /** The workspace's database, opened once and kept among the most recently used. */
+  private async workspace(workspaceId: string): Promise<OpenWorkspace> {
+    let open = this.workspaces.get(workspaceId);
+    this.workspaces.delete(workspaceId);
+    if (!open) {
+      open = this.connect(workspaceId);
+      open.catch(() => this.workspaces.delete(workspaceId));
+    }
+    this.workspaces.set(workspaceId, open);
+    for (const oldest of this.workspaces.keys()) {
+      if (this.workspaces.size <= this.options.maxOpenWorkspaces) break;
+      this.workspaces.delete(oldest);
+    }
+    return open;
+  }
+
+  private async connect(workspaceId: string): Promise<OpenWorkspace> {
+    const { lance } = await engine();
+    // One session for every workspace: the engine's index and metadata caches have one bound
+    // (its defaults are 6 GB and 1 GB), however many workspaces this process opens.
+    this.session ??= new lance.Session(
+      BigInt(this.options.indexCacheBytes),
+      BigInt(Math.ceil(this.options.indexCacheBytes / 4)),
+    );
+    const base = this.options.location.uri.replace(/\/+$/, "");
+    const options = storageOptions(this.options.location.s3);
+    const db = await lance.connect(`${base}/${workspaceId}`, {
+      // Every read checks for a newer version: another process's write shows on the next search.
+      readConsistencyInterval: 0,
+      session: this.session,
+      ...(options ? { storageOptions: options } : {}),
+    });
+    return new OpenWorkspace(db);
+  }
+}
+
+/** A row of the engine's answer as a plain object with only the hit's columns. */
+function plain(row: HitRow): HitRow {
+  return {
+    id: row.id,
+    source_id: row.source_id,
+    chunk_index: row.chunk_index,
+    text: row.text,
+    heading: row.heading,
+    page: row.page,
+  };
+}

@@ -1,0 +1,139 @@
+import type { Engine } from "./engine.js";
+import { indexedTerms } from "./terms.js";
+
+/**
+ * What the index stores: the search module's own row types, independent of the knowledge domain
+ * that feeds it. Each workspace has a `chunks` table (text, searched lexically) and one
+ * `vectors_<space>` table per embedding space, so spaces never mix and lexical search needs no
+ * embeddings.
+ */
+
+/** A source as the index knows it: what its rows are filtered by. */
+export interface IndexedSource {
+  id: string;
+  type: string;
+  crawlId: string | null;
+}
+
+export interface IndexedChunk {
+  chunkIndex: number;
+  text: string;
+  heading: string | null;
+  page: number | null;
+}
+
+/** A source's embeddings in one space: one vector per chunk, in the order of its chunks. */
+export interface SourceVectors {
+  space: string;
+  vectors: ReadonlyArray<Float32Array | readonly number[]>;
+}
+
+/** Everything the index holds for one source. */
+export interface SourceDocument {
+  source: IndexedSource;
+  chunks: readonly IndexedChunk[];
+  vectors?: SourceVectors;
+}
+
+export const CHUNKS_TABLE = "chunks";
+const VECTORS_PREFIX = "vectors_";
+const SPACE = /^[A-Za-z0-9_]{1,64}$/;
+
+/** The table of an embedding space; the space is a short name (letters, digits, `_`). */
+export function vectorsTable(space: string): string {
+  if (!SPACE.test(space)) throw new Error(`Invalid embedding space name: ${JSON.stringify(space)}`);
+  return `${VECTORS_PREFIX}${space}`;
+}
+
+export const isVectorsTable = (name: string) => name.startsWith(VECTORS_PREFIX);
+
+/** The full-text indexes: the words of the text and of the heading, each its own index. */
+export const TEXT_TERMS = "terms";
+export const HEADING_TERMS = "heading_terms";
+
+export interface ChunkRow {
+  /** `${source_id}#${chunk_index}` */
+  id: string;
+  source_id: string;
+  type: string;
+  /** Empty when the source came from no crawl. */
+  crawl_id: string;
+  chunk_index: number;
+  text: string;
+  heading: string | null;
+  page: number | null;
+  [TEXT_TERMS]: string;
+  [HEADING_TERMS]: string;
+}
+
+export interface VectorRow {
+  id: string;
+  source_id: string;
+  type: string;
+  crawl_id: string;
+  vector: Float32Array | readonly number[];
+}
+
+export const chunkId = (sourceId: string, chunkIndex: number) => `${sourceId}#${chunkIndex}`;
+
+export function chunkRows({ source, chunks }: SourceDocument): ChunkRow[] {
+  return chunks.map((chunk) => ({
+    id: chunkId(source.id, chunk.chunkIndex),
+    source_id: source.id,
+    type: source.type,
+    crawl_id: source.crawlId ?? "",
+    chunk_index: chunk.chunkIndex,
+    text: chunk.text,
+    heading: chunk.heading,
+    page: chunk.page,
+    [TEXT_TERMS]: indexedTerms(chunk.text),
+    [HEADING_TERMS]: indexedTerms(chunk.heading),
+  }));
+}
+
+export function vectorRows({ source, chunks, vectors }: SourceDocument): VectorRow[] {
+  if (!vectors) return [];
+  if (vectors.vectors.length !== chunks.length) {
+    throw new Error(
+      `Source ${source.id}: ${vectors.vectors.length} vectors for ${chunks.length} chunks`,
+    );
+  }
+  return chunks.map((chunk, i) => ({
+    id: chunkId(source.id, chunk.chunkIndex),
+    source_id: source.id,
+    type: source.type,
+    crawl_id: source.crawlId ?? "",
+    vector: vectors.vectors[i] as Float32Array | readonly number[],
+  }));
+}
+
+export function chunkSchema({ arrow }: Engine) {
+  const { Field, Int32, Schema, Utf8 } = arrow;
+  return new Schema([
+    new Field("id", new Utf8(), false),
+    new Field("source_id", new Utf8(), false),
+    new Field("type", new Utf8(), false),
+    new Field("crawl_id", new Utf8(), false),
+    new Field("chunk_index", new Int32(), false),
+    new Field("text", new Utf8(), false),
+    new Field("heading", new Utf8(), true),
+    new Field("page", new Int32(), true),
+    new Field(TEXT_TERMS, new Utf8(), false),
+    new Field(HEADING_TERMS, new Utf8(), false),
+  ]);
+}
+
+export function vectorSchema({ arrow }: Engine, dimensions: number) {
+  const { Field, FixedSizeList, Float32, Schema, Utf8 } = arrow;
+  return new Schema([
+    new Field("id", new Utf8(), false),
+    new Field("source_id", new Utf8(), false),
+    new Field("type", new Utf8(), false),
+    new Field("crawl_id", new Utf8(), false),
+    new Field(
+      "vector",
+      new FixedSizeList(dimensions, new Field("item", new Float32(), true)),
+      false,
+    ),
+  ]);
+}
