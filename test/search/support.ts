@@ -19,6 +19,7 @@ import { Table } from "../../lib/store/table.js";
 export const credentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
 export const region = "us-east-1";
 const BUCKET = "search-test";
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * What the search tests run on: a DynamoDB emulator (dynalite) for the writer lock, an S3
@@ -48,7 +49,10 @@ export async function startSearchStores(): Promise<SearchStores> {
     s3: { uri: `s3://${BUCKET}/search`, s3: { endpoint: s3.endpoint, region, ...credentials } },
     async close() {
       client.destroy();
-      await Promise.all([dynamo.close(), s3.close(), rm(dir, { recursive: true, force: true })]);
+      // The engine's HTTP client keeps idle connections to s3rver for up to a minute and a half,
+      // and s3rver's close waits for them: give it a moment, then let the test process end it.
+      const s3Closed = Promise.race([s3.close(), sleep(1000)]);
+      await Promise.all([dynamo.close(), s3Closed, rm(dir, { recursive: true, force: true })]);
     },
   };
 }
