@@ -110,7 +110,8 @@ export async function bundleFunction(
   const result = await build(bundleOptions(request.entry, outfile, modules));
   const inputs = Object.keys(result.metafile?.inputs ?? {});
   if (inputs.some((input) => input.endsWith("lib/files/sandbox.ts"))) {
-    // Document parsing runs in worker threads, which load their script from beside the bundle.
+    // Files are parsed and pages read in sandbox threads, which load their script from beside the
+    // bundle (jsdom, in `modules`, stays out of both and is installed beside them).
     await build({
       ...bundleOptions("lib/files/parse-worker.ts", join(dir, "parse-worker.mjs"), modules),
       metafile: false,

@@ -3,7 +3,7 @@ import { JSDOM, VirtualConsole } from "jsdom";
 import { parseHTML } from "linkedom";
 
 /**
- * The DOM-bound part of `extractPage` (lib/web/extract.ts) on either DOM: parse, collect the
+ * The DOM-bound part of `readPage` (lib/web/readable.ts) on either DOM: parse, collect the
  * links, run Readability. Turndown, which runs on Readability's result, is left out of both. The
  * answer says what Readability found, so the two DOMs can be compared on output as well as time.
  */

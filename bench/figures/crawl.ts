@@ -1,7 +1,8 @@
 import type { PublicCrawl } from "../../lib/knowledge/crawl.js";
 import { PAGE_KINDS } from "../../lib/web/content-type.js";
-import { extractPage } from "../../lib/web/extract.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
+import { DEFAULT_EXTRACT_LIMITS } from "../../lib/web/page.js";
+import { readPage } from "../../lib/web/readable.js";
 import type { BenchContext, Figure, Row } from "../core/figure.js";
 import { interleave, time, timeSync } from "../core/measure.js";
 import { summarize } from "../core/stats.js";
@@ -89,8 +90,9 @@ export const figure: Figure = {
     "sitemap of every page), crawled from `POST /api/knowledge/crawl` until `completed` through " +
     "the local runtime's queue driver and crawl worker (robots, sitemap, fetch, extraction, a " +
     "source per page), with politeness off (`CRAWL_POLITENESS_MS=0`, set by `main.ts`). Floor: " +
-    "`extractPage` (jsdom, Readability, Turndown) alone on the same pages, in process. A second " +
-    "table sets jsdom against linkedom on the DOM-bound part of extraction.",
+    "`readPage` (jsdom, Readability, Turndown; the crawl runs it in a sandbox thread) alone on " +
+    "the same pages, in process. A second table sets jsdom against linkedom on the DOM-bound " +
+    "part of extraction.",
   async run(ctx) {
     const site = await startCrawlSite(ctx.quick ? QUICK_PAGES : PAGES);
     try {
@@ -116,16 +118,19 @@ export const figure: Figure = {
           pages: site.pages.length,
         }),
         extract: () => {
+          const { maxLinks } = DEFAULT_EXTRACT_LIMITS;
           let pages = 0;
           const ms = timeSync(() => {
-            for (const { html, url } of site.pages) pages += extractPage(html, url) ? 1 : 0;
+            for (const { html, url } of site.pages) {
+              pages += readPage({ body: html, url, maxLinks }) ? 1 : 0;
+            }
           });
           return { ms, pages };
         },
         jsdom: dom("jsdom"),
         linkedom: dom("linkedom"),
       });
-      const floor = "extractPage alone (jsdom + Readability + Turndown)";
+      const floor = "readPage alone (jsdom + Readability + Turndown)";
       const same = readable.jsdom.filter((text, i) => text === readable.linkedom[i]).length;
       const lighter = "linkedom: parse + links + Readability";
       return {

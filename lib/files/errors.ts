@@ -7,6 +7,7 @@ export type ParseErrorCode =
   | "no_text_layer"
   | "corrupt"
   | "too_large"
+  | "too_complex"
   | "timeout";
 
 /** A file that parsing cannot handle, now or on a retry: its source fails with this code and message. */

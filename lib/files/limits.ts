@@ -4,7 +4,7 @@ export interface ParseLimits {
   maxBytes: number;
   /** Wall-clock time of one parse; the parser's thread is terminated after it. */
   timeoutMs: number;
-  /** V8 old-generation heap of the parser's thread, in MB. */
+  /** V8 old-generation heap of the parser's thread, in MB (reserved from the budget, budget.ts). */
   maxHeapMb: number;
   /** Entries of a DOCX (ZIP) container. */
   maxZipEntries: number;
@@ -14,7 +14,7 @@ export interface ParseLimits {
   maxPages: number;
   /** Data rows of a CSV. */
   maxRows: number;
-  /** Largest HTML file: its extractor runs in the calling thread, outside the parser's bounds. */
+  /** Largest HTML file; its extractor has bounds of its own (lib/web/page.ts). */
   maxHtmlBytes: number;
   /** Characters of extracted text. */
   maxTextChars: number;

@@ -1,23 +1,64 @@
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
+import { type ExtractedPage, ExtractionError, type PageJob } from "../web/page.js";
 import { ParseError } from "./errors.js";
-import { type ParseJob, type ParseReply, runParser } from "./parsers.js";
+import { type ParseJob, runParser } from "./parsers.js";
 
 /**
- * A parser thread (see sandbox.ts): parses each ParseJob it is sent, one at a time, and posts a
- * ParseReply. Any other error escapes as the thread's `error` event: a bug or an outage, not a
- * bad file, and the thread is discarded.
+ * The sandbox's thread (see sandbox.ts): started for one task (`workerData.task`), it loads that
+ * task's modules, says "ready", then runs each request it is sent, one at a time, and posts a
+ * reply. The tasks: parsing a file (parsers.ts) and reading a web page (lib/web/readable.ts, with
+ * jsdom, so only page threads load jsdom). A refusal (ParseError, ExtractionError) is a reply;
+ * any other error escapes as the thread's `error` event: a bug or an outage, not bad content, and
+ * the thread is discarded.
  */
-async function reply(job: ParseJob): Promise<ParseReply> {
+export interface SandboxTasks {
+  parse: { input: ParseJob; output: string };
+  extract: { input: PageJob; output: ExtractedPage };
+}
+
+export type SandboxRequest = {
+  [K in keyof SandboxTasks]: { task: K; input: SandboxTasks[K]["input"] };
+}[keyof SandboxTasks];
+
+export type SandboxReply =
+  | { ok: true; value: unknown }
+  | { ok: false; code: string; message: string };
+
+/** Loads a task's modules before the thread says it is ready: its deadline is the content's. */
+async function prepare(task: keyof SandboxTasks): Promise<unknown> {
+  switch (task) {
+    case "parse":
+      // PDF and Word libraries load with the first such file (parsers.ts).
+      return;
+    case "extract":
+      return import("../web/readable.js");
+  }
+}
+
+async function perform(request: SandboxRequest): Promise<unknown> {
+  switch (request.task) {
+    case "parse":
+      return runParser(request.input);
+    case "extract":
+      return (await import("../web/readable.js")).readPage(request.input);
+  }
+}
+
+async function reply(request: SandboxRequest): Promise<SandboxReply> {
   try {
-    return { ok: true, text: await runParser(job) };
+    return { ok: true, value: await perform(request) };
   } catch (err) {
-    if (err instanceof ParseError) return { ok: false, code: err.code, message: err.message };
+    if (err instanceof ParseError || err instanceof ExtractionError) {
+      return { ok: false, code: err.code, message: err.message };
+    }
     throw err;
   }
 }
 
-parentPort?.on("message", (job: ParseJob) => {
-  reply(job).then(
+await prepare((workerData as { task: keyof SandboxTasks }).task);
+parentPort?.postMessage("ready");
+parentPort?.on("message", (request: SandboxRequest) => {
+  reply(request).then(
     (answer) => parentPort?.postMessage(answer),
     (err: unknown) => {
       // Rethrown outside the promise chain, so it ends the thread as an uncaught error.

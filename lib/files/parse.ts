@@ -1,7 +1,7 @@
 import { confirmKind } from "./detect.js";
-import { ParseError } from "./errors.js";
+import { ParseError, type ParseErrorCode } from "./errors.js";
 import { DEFAULT_PARSE_LIMITS, megabytes, type ParseLimits } from "./limits.js";
-import { parseInWorker } from "./sandbox.js";
+import { type Failures, type Sandbox, sandbox } from "./sandbox.js";
 import { decodeText, finishText } from "./text.js";
 import { declaredType, type FileKind } from "./types.js";
 
@@ -13,8 +13,9 @@ export interface FileInput {
 }
 
 /**
- * Main text of an HTML page (the same extractor as URL sources use). It should throw a
- * ParseError for a page it refuses; any other error it throws fails the file as `corrupt`.
+ * Main text of an HTML page (the same extractor as URL sources use, bounded in its own sandbox
+ * thread). It throws a ParseError for a page it refuses; any other error is an outage, as for
+ * the other parsers.
  */
 export type HtmlExtractor = (html: string) => Promise<{ text: string }> | { text: string };
 
@@ -22,8 +23,8 @@ export interface ParseOptions {
   limits?: Partial<ParseLimits>;
   /** Needed for HTML files; without it they are unsupported. */
   extractHtml?: HtmlExtractor;
-  /** The parser thread's script, when it is not where sandbox.ts looks for it. */
-  workerUrl?: URL;
+  /** Where files are parsed; the process's sandbox (and memory budget) by default. */
+  sandbox?: Sandbox;
 }
 
 export interface ParsedFile {
@@ -31,6 +32,15 @@ export interface ParsedFile {
   /** Markdown-flavoured text: `#` headings mark sections, form feeds separate PDF pages. */
   text: string;
 }
+
+/** How a parse that did not answer fails: a ParseError, the file's own fault. */
+const PARSE_FAILURES: Failures = {
+  // The parser thread refuses files with ParseErrors only.
+  refused: (code, message) => new ParseError(code as ParseErrorCode, message),
+  timedOut: (seconds) => new ParseError("timeout", `Parsing took longer than ${seconds} seconds`),
+  outOfMemory: (heapMb) =>
+    new ParseError("too_large", `Parsing needed more than ${heapMb} MB of memory`),
+};
 
 /**
  * Turns a stored file into text for the chunker. Cheap checks run here (size, declared type,
@@ -52,7 +62,11 @@ export async function parseFile(input: FileInput, options: ParseOptions = {}): P
   const { kind } = declared;
   await confirmKind(kind, bytes, limits);
   if (kind !== "html") {
-    return { kind, text: await parseInWorker({ kind, bytes, limits }, options.workerUrl) };
+    const job = { kind, bytes, limits };
+    return {
+      kind,
+      text: await (options.sandbox ?? sandbox).run("parse", job, limits, PARSE_FAILURES),
+    };
   }
   if (!options.extractHtml) {
     throw new ParseError("unsupported_type", "HTML files cannot be indexed here");
@@ -63,17 +77,6 @@ export async function parseFile(input: FileInput, options: ParseOptions = {}): P
       `HTML files are limited to ${megabytes(limits.maxHtmlBytes)}`,
     );
   }
-  const { text } = await extractWith(options.extractHtml, decodeText(bytes));
+  const { text } = await options.extractHtml(decodeText(bytes));
   return { kind, text: finishText(text.replaceAll("\f", "\n"), limits) };
-}
-
-/** The extractor parses nothing but the page, so whatever it throws is about the page. */
-async function extractWith(extract: HtmlExtractor, html: string): Promise<{ text: string }> {
-  try {
-    return await extract(html);
-  } catch (err) {
-    if (err instanceof ParseError) throw err;
-    const detail = err instanceof Error ? err.message : String(err);
-    throw new ParseError("corrupt", `The HTML page cannot be read (${detail})`);
-  }
 }

@@ -1,20 +1,14 @@
 import { csvText } from "./csv.js";
-import type { ParseErrorCode } from "./errors.js";
 import type { ParseLimits } from "./limits.js";
 import { decodeText, finishText, markdownText, plainText } from "./text.js";
 import type { FileKind } from "./types.js";
 
-/** One file for the parser thread; HTML is not among them (its extractor is injected, see parse.ts). */
+/** One file for the sandbox thread; HTML is not among them (parse.ts injects its extractor). */
 export interface ParseJob {
   kind: Exclude<FileKind, "html">;
   bytes: Uint8Array;
   limits: ParseLimits;
 }
-
-/** What the parser thread posts back. */
-export type ParseReply =
-  | { ok: true; text: string }
-  | { ok: false; code: ParseErrorCode; message: string };
 
 /** Runs the parser of a kind; PDF and DOCX libraries load only when such a file comes. */
 async function extract({ kind, bytes, limits }: ParseJob): Promise<string> {

@@ -9,8 +9,9 @@ import type { Queue } from "../store/queue.js";
 import type { Table } from "../store/table.js";
 import { decodeText, PAGE_KINDS } from "../web/content-type.js";
 import { FetchError } from "../web/errors.js";
-import { type ExtractedPage, ExtractionError, extractPage } from "../web/extract.js";
+import { extractPage } from "../web/extract.js";
 import type { FetchResult, SafeFetcher } from "../web/fetch.js";
+import { type ExtractedPage, ExtractionError } from "../web/page.js";
 import type { RobotsCache, RobotsRules } from "../web/robots.js";
 import { readSitemaps } from "../web/sitemap.js";
 import { canonicalUrl } from "../web/url.js";
@@ -171,7 +172,7 @@ export class Crawler {
 
     let extracted: ExtractedPage;
     try {
-      extracted = extractPage(fetched.body, fetched.url, { charset: fetched.charset });
+      extracted = await extractPage(fetched.body, fetched.url, { charset: fetched.charset });
     } catch (err) {
       if (!(err instanceof ExtractionError)) throw err;
       if (err.code === "empty_content") return skipped("empty", err.message);

@@ -3,16 +3,17 @@ import { ParseError } from "../files/errors.js";
 import { DEFAULT_PARSE_LIMITS, megabytes } from "../files/limits.js";
 import { type ParseOptions, parseFile } from "../files/parse.js";
 import type { Blobs } from "../store/blobs.js";
-import { ExtractionError, extractPage } from "../web/extract.js";
+import { extractPage } from "../web/extract.js";
+import { ExtractionError } from "../web/page.js";
 import { type ContentLoader, IndexingError } from "./indexer.js";
 
 /** HTML files go through the same extractor as web pages; its refusals become parse errors. */
-function extractHtml(html: string): { text: string } {
+async function extractHtml(html: string): Promise<{ text: string }> {
   try {
-    return { text: extractPage(html, "https://upload.invalid/").markdown };
+    return { text: (await extractPage(html, "https://upload.invalid/")).markdown };
   } catch (err) {
     if (!(err instanceof ExtractionError)) throw err;
-    throw new ParseError(err.code === "empty_content" ? "empty" : "too_large", err.message);
+    throw new ParseError(err.code === "empty_content" ? "empty" : err.code, err.message);
   }
 }
 

@@ -1,8 +1,9 @@
 import type { Blobs } from "../store/blobs.js";
 import { type ContentKind, decodeText } from "../web/content-type.js";
 import { FetchError } from "../web/errors.js";
-import { ExtractionError, type ExtractLimits, extractPage } from "../web/extract.js";
+import { extractPage } from "../web/extract.js";
 import type { SafeFetcher } from "../web/fetch.js";
+import { ExtractionError, type ExtractLimits } from "../web/page.js";
 import { type ContentLoader, IndexingError } from "./indexer.js";
 
 /** What a URL source can be read from until the document parsers take PDF, DOCX and CSV too. */
@@ -33,7 +34,8 @@ export function urlLoader({ fetcher, blobs, limits }: UrlLoaderDeps): ContentLoa
       if (page.kind !== "html" && page.kind !== "xhtml") {
         return { text: decodeText(page.body, page.charset) };
       }
-      return { text: extractPage(page.body, page.url, { charset: page.charset, limits }).markdown };
+      const extracted = await extractPage(page.body, page.url, { charset: page.charset, limits });
+      return { text: extracted.markdown };
     } catch (err) {
       if (err instanceof FetchError) throw new IndexingError(err.code, err.message);
       if (err instanceof ExtractionError) {

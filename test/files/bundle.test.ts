@@ -5,13 +5,15 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { type BuildOptions, build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleOptions } from "../../infra/bundle.js";
+import { bundleOptions, REPO_ROOT } from "../../infra/bundle.js";
 import { workerScript } from "../../lib/files/sandbox.js";
+import { htmlPage, prose } from "../support/sites.js";
 import { docxBytes, encryptedPdf, pdfBytes } from "./support/documents.js";
 
 /**
  * The Lambda layout: a function bundled as index.mjs with the project's own esbuild options
- * (infra/bundle.ts), and the parser thread bundled beside it as parse-worker.mjs.
+ * (infra/bundle.ts), and the sandbox thread bundled beside it as parse-worker.mjs; jsdom, which
+ * reads files at run time, is installed beside them rather than bundled (here: NODE_PATH).
  */
 
 /** How the CDK hook (to be added to infra/bundle.ts) builds the parser thread beside a function. */
@@ -54,12 +56,14 @@ describe("the parser thread in a bundle", () => {
     });
   });
 
-  it("leaves the PDF and Word libraries out of the function bundle", () => {
+  it("leaves the PDF, Word and page-reading libraries out of the function bundle", () => {
     expect(functionInputs.some((path) => path.includes("lib/files/parse.ts"))).toBe(true);
-    expect(functionInputs.filter((path) => /unpdf|mammoth|turndown/.test(path))).toEqual([]);
+    expect(functionInputs.some((path) => path.includes("lib/web/extract.ts"))).toBe(true);
+    const heavy = /unpdf|mammoth|turndown|readability|jsdom|lib\/web\/readable/;
+    expect(functionInputs.filter((path) => heavy.test(path))).toEqual([]);
   });
 
-  it("parses PDF and DOCX files from bundled code", async () => {
+  it("parses PDF and DOCX files and reads pages from bundled code", async () => {
     const files = {
       "guide.pdf": await pdfBytes([
         { heading: "Guide", lines: ["Step one."] },
@@ -67,6 +71,7 @@ describe("the parser thread in a bundle", () => {
       ]),
       "handbook.docx": await docxBytes(),
       "locked.pdf": await encryptedPdf(),
+      "page.html": htmlPage("Bundled page", `<article>${prose("Bundled")}</article>`),
     };
     const paths = await Promise.all(
       Object.entries(files).map(async ([name, bytes]) => {
@@ -74,13 +79,16 @@ describe("the parser thread in a bundle", () => {
         return join(dir, name);
       }),
     );
-    const { stdout } = await promisify(execFile)(process.execPath, [
-      join(dir, "index.mjs"),
-      ...paths,
-    ]);
-    const [pdf, docx, locked] = JSON.parse(stdout);
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(dir, "index.mjs"), ...paths],
+      { env: { ...process.env, NODE_PATH: join(REPO_ROOT, "node_modules") } },
+    );
+    const [pdf, docx, locked, page] = JSON.parse(stdout);
     expect(pdf).toEqual({ kind: "pdf", text: "# Guide\nStep one.\fTwo." });
     expect(docx.text).toContain("Name: Ada Lovelace; Role: CTO");
     expect(locked).toMatchObject({ code: "encrypted" });
+    expect(page.title).toBe("Bundled page");
+    expect(page.markdown).toContain("Bundled paragraph 1");
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { MemoryBudget } from "../../lib/files/budget.js";
 import { ParseError } from "../../lib/files/errors.js";
 import { type FileInput, type ParseOptions, parseFile } from "../../lib/files/parse.js";
+import { Sandbox } from "../../lib/files/sandbox.js";
 import { docxBytes, encryptedPdf, lyingZipBomb, pdfBytes, zipBomb } from "./support/documents.js";
 
 /**
@@ -58,12 +60,19 @@ describe("parsing files in the parser thread", () => {
       parse("page.html", "<p>xxxxxxxx</p>", { extractHtml, limits: { maxHtmlBytes: 4 } }),
     ).rejects.toMatchObject({ code: "too_large" });
     const refusing = () => {
-      throw new Error("The page has more than 60000 elements");
+      throw new ParseError("too_complex", "The page has more than 60000 elements");
     };
     await expect(parse("page.html", "<p>x</p>", { extractHtml: refusing })).rejects.toMatchObject({
-      code: "corrupt",
-      message: "The HTML page cannot be read (The page has more than 60000 elements)",
+      code: "too_complex",
+      message: "The page has more than 60000 elements",
     });
+    // Anything else is an outage (a busy sandbox, a crashed thread): retried, not the file's fault.
+    const failing = () => {
+      throw new Error("No memory for a sandbox thread within 10 seconds");
+    };
+    const outage = parse("page.html", "<p>x</p>", { extractHtml: failing });
+    await expect(outage).rejects.toThrow("No memory for a sandbox thread");
+    await expect(outage).rejects.not.toBeInstanceOf(ParseError);
   });
 
   it("carries a parser's ParseError across the thread boundary", async () => {
@@ -127,7 +136,8 @@ describe("hostile and unusable files", () => {
 
   it("rejects with the thread's own error when it fails for another reason than the file", async () => {
     const broken = new URL("data:text/javascript,throw new Error('parser bundle missing')");
-    const failure = parse("fine.txt", "fine", { workerUrl: broken });
+    const sandbox = new Sandbox(new MemoryBudget(1024), { url: broken });
+    const failure = parse("fine.txt", "fine", { sandbox });
     await expect(failure).rejects.toThrow("parser bundle missing");
     await expect(failure).rejects.not.toBeInstanceOf(ParseError);
   });

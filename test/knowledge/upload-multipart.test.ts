@@ -166,6 +166,17 @@ describe("hostile and unusable files fail their own source", () => {
     });
   });
 
+  it("an HTML page nested thousands of elements deep", async () => {
+    const deep = `<html><body>${"<div>".repeat(5_000)}<p>Buried text.</p></body></html>`;
+    const { id, outcome } = await upload(fileOf("deep.html", deep, "text/html"));
+    expect(outcome).toBe("failed");
+    expect(await failure(id)).toMatchObject({
+      status: "failed",
+      error_code: "too_complex",
+      last_error: "The page nests elements more than 256 levels deep",
+    });
+  });
+
   it("a zip bomb named .docx", async () => {
     const bomb = zipBomb();
     expect(bomb.length).toBeLessThan(MULTIPART_MAX_BYTES);

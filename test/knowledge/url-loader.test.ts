@@ -46,6 +46,7 @@ describe("URL sources", () => {
       "/notes.txt": respond("Plain notes about the launch.", { "content-type": "text/plain" }),
       "/empty": respond(htmlPage("App", '<div id="root"></div>')),
       "/deck.pdf": respond("%PDF-1.4", { "content-type": "application/pdf" }),
+      "/deep": respond(htmlPage("Deep", `${"<div>".repeat(5_000)}${prose("Deep")}`)),
     });
   });
   afterAll(async () => {
@@ -71,6 +72,7 @@ describe("URL sources", () => {
     ["/missing", "http_error", "404"],
     ["/empty", "empty_content", "no readable text"],
     ["/deck.pdf", "unsupported_content_type", "application/pdf"],
+    ["/deep", "too_complex", "/deep: The page nests elements more than 256 levels deep"],
   ])("fails %s with %s and a readable last_error", async (path, code, words) => {
     const source = await indexUrl(`${site.origin}${path}`);
     expect(source).toMatchObject({ status: "failed", error_code: code });

@@ -1,12 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ExtractionError, extractPage } from "../../lib/web/extract.js";
-import { htmlPage, prose, type Site, startSite } from "../support/sites.js";
+import { MemoryBudget } from "../../lib/files/budget.js";
+import { Sandbox } from "../../lib/files/sandbox.js";
+import { extractPage } from "../../lib/web/extract.js";
+import { ExtractionError } from "../../lib/web/page.js";
+import { htmlPage, prose, respond, type Site, startSite } from "../support/sites.js";
 
 const URL_ = "https://example.com/docs/guide";
 
-function codeOf(fn: () => unknown): string | undefined {
+/** The code of the ExtractionError a page is refused with; undefined when it is read. */
+async function codeOf(extraction: Promise<unknown>): Promise<string | undefined> {
   try {
-    fn();
+    await extraction;
     return undefined;
   } catch (err) {
     if (err instanceof ExtractionError) return err.code;
@@ -17,12 +21,12 @@ function codeOf(fn: () => unknown): string | undefined {
 describe("extractPage", () => {
   let site: Site;
   beforeAll(async () => {
-    site = await startSite();
+    site = await startSite({ "/ping": respond("pong", { "content-type": "text/plain" }) });
   });
   afterAll(() => site.close());
 
-  it("keeps the title and heading structure as Markdown, without link targets or images", () => {
-    const page = extractPage(
+  it("keeps the title and heading structure as Markdown, without link targets or images", async () => {
+    const page = await extractPage(
       htmlPage(
         "Pricing guide",
         `<nav><a href="/">Home</a></nav><article><h1>Pricing guide</h1>${prose("Intro")}
@@ -41,7 +45,7 @@ describe("extractPage", () => {
   });
 
   it("runs no script and loads no subresource", async () => {
-    const page = extractPage(
+    const page = await extractPage(
       htmlPage(
         "Static",
         `<script>document.body.innerHTML = "<p>replaced by a script</p>"</script>
@@ -58,8 +62,8 @@ describe("extractPage", () => {
     expect(site.requests).toEqual([]);
   });
 
-  it("reports absolute, canonical, followable links once each, and rel=canonical", () => {
-    const page = extractPage(
+  it("reports absolute, canonical, followable links once each, and rel=canonical", async () => {
+    const page = await extractPage(
       htmlPage(
         "Links",
         `<article>${prose("Links")}</article>
@@ -81,8 +85,8 @@ describe("extractPage", () => {
     expect(page).toMatchObject({ index: true, follow: true });
   });
 
-  it("honours meta robots noindex and nofollow", () => {
-    const page = extractPage(
+  it("honours meta robots noindex and nofollow", async () => {
+    const page = await extractPage(
       htmlPage(
         "Hidden",
         `<article>${prose("Hidden")}</article><a href="/x">x</a>`,
@@ -93,7 +97,7 @@ describe("extractPage", () => {
     expect(page).toMatchObject({ index: false, follow: false, links: [] });
   });
 
-  it("decodes the page in its declared or sniffed charset", () => {
+  it("decodes the page in its declared or sniffed charset", async () => {
     const latin1 = Buffer.from(
       htmlPage("Caf\xe9", `<article>${prose("Caf\xe9 cr\xe8me")}</article>`).replace(
         '<meta charset="utf-8">',
@@ -101,29 +105,73 @@ describe("extractPage", () => {
       ),
       "latin1",
     );
-    expect(extractPage(latin1, URL_).title).toBe("Café");
-    expect(extractPage(latin1, URL_, { charset: "windows-1252" }).markdown).toContain("crème");
+    expect((await extractPage(latin1, URL_)).title).toBe("Café");
+    const declared = await extractPage(latin1, URL_, { charset: "windows-1252" });
+    expect(declared.markdown).toContain("crème");
   });
 
-  it("refuses pages that are too large or have too many elements", () => {
-    const big = htmlPage("Big", prose("Big", 200));
-    expect(codeOf(() => extractPage(big, URL_, { limits: { maxBytes: 10_000 } }))).toBe(
-      "too_large",
+  it("refuses pages too large, with too many elements or nested too deep, before reading them", async () => {
+    // A page that reached a thread would fail with this sandbox's error, not a refusal.
+    const broken = new URL("data:text/javascript,throw new Error('no thread expected')");
+    const sandbox = new Sandbox(new MemoryBudget(1024), { url: broken });
+    const refusal = async (html: string, limits = {}) => {
+      const extraction = extractPage(html, URL_, { sandbox, limits });
+      await expect(extraction).rejects.toBeInstanceOf(ExtractionError);
+      return extraction.catch((err: ExtractionError) => `${err.code}: ${err.message}`);
+    };
+    expect(await refusal(htmlPage("Big", prose("Big", 200)), { maxBytes: 10_000 })).toBe(
+      "too_large: The page is larger than 10000 bytes",
+    );
+    expect(await refusal(htmlPage("Flat", "<p>x</p>".repeat(1001)), { maxElements: 1000 })).toBe(
+      "too_complex: The page has more than 1000 elements",
     );
     const deep = htmlPage("Deep", "<div>".repeat(5000) + prose("Deep"));
-    expect(codeOf(() => extractPage(deep, URL_, { limits: { maxElements: 1000 } }))).toBe(
-      "too_complex",
+    expect(await refusal(deep)).toBe(
+      "too_complex: The page nests elements more than 256 levels deep",
     );
+    // Just within the depth limit, a page is read.
+    const nested = htmlPage(
+      "Nested",
+      `${"<div>".repeat(250)}<article>${prose("Nested")}</article>`,
+    );
+    expect((await extractPage(nested, URL_)).markdown).toContain("Nested paragraph 1");
   });
 
-  it("fails clearly on a page with no readable text", () => {
+  it("ends a read that outlives its deadline while this thread goes on answering", async () => {
+    // Deeper than the depth check allows (raised here): minutes of Readability in one thread.
+    const slow = htmlPage("Slow", "<div>".repeat(1500) + prose("Slow"));
+    const limits = { maxDepth: 10_000, timeoutMs: 1_000 };
+    let settled = false;
+    const extraction = codeOf(extractPage(slow, URL_, { limits })).finally(() => {
+      settled = true;
+    });
+    let answered = 0;
+    while (!settled) {
+      const res = await fetch(`${site.origin}/ping`);
+      if ((await res.text()) === "pong") answered++;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await extraction).toBe("timeout");
+    expect(answered).toBeGreaterThan(3);
+  });
+
+  it("fails a page that needs more memory than its thread may use, as too complex", async () => {
+    const heavy = htmlPage("Heavy", `<article><p>${"<b>x</b>".repeat(55_000)}</p></article>`);
+    const extraction = extractPage(heavy, URL_, { limits: { maxHeapMb: 56, timeoutMs: 60_000 } });
+    await expect(extraction).rejects.toMatchObject({
+      code: "too_complex",
+      message: "Reading the page needed more than 56 MB of memory",
+    });
+  });
+
+  it("fails clearly on a page with no readable text", async () => {
     for (const html of [
       htmlPage("App", '<div id="root"></div><script src="/bundle.js"></script>'),
       htmlPage("Shell", "<noscript>You need to enable JavaScript to run this app.</noscript>"),
       htmlPage("Nothing", ""),
       "",
     ]) {
-      expect(codeOf(() => extractPage(html, URL_))).toBe("empty_content");
+      expect(await codeOf(extractPage(html, URL_))).toBe("empty_content");
     }
   });
 });
