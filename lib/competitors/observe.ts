@@ -1,3 +1,4 @@
+import { ExtractionError } from "../web/page.js";
 import { discoverPages, type PageCandidates } from "./discover.js";
 import { type AtsApis, boardApiUrl, findBoards, parseBoard } from "./extract/ats.js";
 import {
@@ -25,10 +26,21 @@ const CHILD_SITEMAPS = 2;
 
 const isHtml = (contentType: string) => /html/.test(contentType) || contentType === "";
 
+/** A fetched page, parsed, or why it cannot be read. */
+function parsePage(url: string, text: string): HtmlPage | { reason: string } {
+  try {
+    return loadHtml(url, text);
+  } catch (err) {
+    if (err instanceof ExtractionError) return { reason: `${url}: ${err.message}` };
+    throw err;
+  }
+}
+
 async function fetchHtml(session: CrawlSession, url: string): Promise<HtmlPage | undefined> {
   const outcome = await session.get(url, "html");
   if (!outcome.ok || !isHtml(outcome.page.contentType)) return undefined;
-  return loadHtml(outcome.page.url, outcome.page.text);
+  const page = parsePage(outcome.page.url, outcome.page.text);
+  return "reason" in page ? undefined : page;
 }
 
 /** The first candidate page from which `read` gets something, trying a few at most. */
@@ -158,7 +170,7 @@ async function readHomepage(
       if (!isHtml(outcome.page.contentType)) {
         return { reason: `${url} is not an HTML page (${outcome.page.contentType})` };
       }
-      return loadHtml(outcome.page.url, outcome.page.text);
+      return parsePage(outcome.page.url, outcome.page.text);
     }
     reason = outcome.message;
     if (outcome.reason !== "network") break;

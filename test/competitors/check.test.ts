@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { competitorBlobPrefix } from "../../lib/competitors/snapshot.js";
 import { ApiError } from "../../lib/errors.js";
 import { baseSite, type SiteState } from "../support/competitor-site.js";
+import { respond, startSite } from "../support/sites.js";
 import {
   closedPort,
   eventFeed,
@@ -249,6 +250,19 @@ describe("checking a competitor's site", () => {
     expect(result.summary).toMatch(/could not be checked: .*could not be reached/);
     expect(await newEvents()).toEqual([]);
     expect((await world.services.competitors.get(WS, gone.id)).lastAnalyzedAt).toBeNull();
+  });
+
+  it("answers ok:false for a homepage nested too deep to read, with no event", async () => {
+    const deep = await startSite({ "/": respond(`${"<div>".repeat(5_000)}<h1>Buried</h1>`) });
+    try {
+      const nested = await world.services.competitors.create(WS, `${deep.origin}/`);
+      const result = await world.services.checker.check(WS, nested.id);
+      expect(result).toMatchObject({ ok: false, changed: false });
+      expect(result.summary).toContain("The page nests elements more than 256 levels deep");
+      expect(await newEvents()).toEqual([]);
+    } finally {
+      await deep.close();
+    }
   });
 });
 

@@ -18,9 +18,20 @@ import { extractJobs } from "../../lib/competitors/extract/jobs.js";
 import { extractMessaging, maskNumbers } from "../../lib/competitors/extract/messaging.js";
 import { findPrice } from "../../lib/competitors/extract/price.js";
 import { extractPlans } from "../../lib/competitors/extract/pricing.js";
+import { ExtractionError } from "../../lib/web/page.js";
 
 const page = (body: string, url = "https://acme.com/", head = "") =>
   loadHtml(url, `<!doctype html><html><head>${head}</head><body>${body}</body></html>`);
+
+describe("loadHtml", () => {
+  it("refuses a page nested deeper than 256 levels before parsing it", () => {
+    const deep = () => page(`${"<div>".repeat(5_000)}<h1>Buried</h1>`);
+    expect(deep).toThrow(ExtractionError);
+    expect(deep).toThrow("The page nests elements more than 256 levels deep");
+    const nested = page(`${"<div>".repeat(250)}<h1>Found</h1>`);
+    expect(extractMessaging(nested).headline).toBe("Found");
+  });
+});
 
 describe("findPrice", () => {
   it.each([

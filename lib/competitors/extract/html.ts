@@ -1,6 +1,7 @@
 import { type AnyNode, type Document, type Element, hasChildren, isTag, isText } from "domhandler";
 import { findAll, findOne, getAttributeValue, removeElement } from "domutils";
 import { parseDocument } from "htmlparser2";
+import { checkMarkup, MAX_DEPTH } from "../../web/page.js";
 
 /**
  * HTML through htmlparser2 and a handful of helpers: light enough for an API bundle (no jsdom, no
@@ -142,7 +143,13 @@ function readJsonLd(root: Document): unknown[] {
   return blocks;
 }
 
+/**
+ * Parses a fetched page. One nested deeper than MAX_DEPTH is refused first (an ExtractionError,
+ * `too_complex`): htmlparser2's time grows with the square of the depth, and `textOf` recurses
+ * through it.
+ */
 export function loadHtml(url: string, raw: string): HtmlPage {
+  checkMarkup(raw, { maxDepth: MAX_DEPTH });
   const root = parseDocument(raw);
   const jsonLd = readJsonLd(root);
   for (const el of all(root, isNoise)) removeElement(el);
