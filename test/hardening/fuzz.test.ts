@@ -2,14 +2,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Stores } from "../../lib/store/clients.js";
 import { seedOneOfEach } from "./fixtures.js";
-import {
-  encodeComponent,
-  type HostileBody,
-  hostileBody,
-  hostileId,
-  hostileQuery,
-} from "./hostile.js";
-import { type Answer, expectWellFormed, multipart, type RawRequest, send } from "./probe.js";
+import { fuzzSeed, hostileBody, hostileId, hostileQuery, requestOf } from "./hostile.js";
+import { type Answer, describeRequest, expectWellFormed, send } from "./probe.js";
 import { type Hardened, startHardened } from "./runtime.js";
 import { changes, runtimeStores, type StoreSnapshot, snapshot } from "./store.js";
 import { type ApiRoute, fillPath, surface } from "./surface.js";
@@ -20,14 +14,14 @@ import { type ApiRoute, fillPath, surface } from "./surface.js";
  * is below 500, a well-formed error body when it is an error, free of implementation details,
  * and a rejected request changes nothing in the table or the bucket.
  *
- * Runs are bounded and seeded (FUZZ_RUNS and FUZZ_SEED override both; each route runs from the
- * seed plus its index in the manifest). A failure prints `{ seed, path }`, the shrunk
- * counterexample and the request as sent; replay it with
+ * Runs are bounded and seeded: a fresh seed each run, printed (FUZZ_SEED replays a run, FUZZ_RUNS
+ * sets the runs per route; each route runs from the seed plus its index in the manifest). A
+ * failure prints `{ seed, path }`, the shrunk counterexample and the request as sent; replay it with
  * `FUZZ_REPLAY=<seed>:<path> npx vitest run test/hardening/fuzz.test.ts -t '<METHOD /path>'`.
  * FUZZ_STATS=1 prints each route's mix of answers, to see how deep the inputs reach.
  */
 
-const SEED = Number(process.env.FUZZ_SEED ?? 90_2025);
+const SEED = fuzzSeed("fuzz");
 const RUNS = Number(process.env.FUZZ_RUNS ?? 30);
 const [REPLAY_SEED, ...REPLAY_PATH] = (process.env.FUZZ_REPLAY ?? "").split(":");
 const replay = REPLAY_SEED ? { seed: Number(REPLAY_SEED), path: REPLAY_PATH.join(":") } : undefined;
@@ -45,43 +39,6 @@ beforeAll(async () => {
   Object.assign(real, await seedOneOfEach(h.rt, stores.table, h.rt.runtime.workspaceId, h.rt.key));
 });
 afterAll(() => h.close());
-
-async function toRequest(
-  route: ApiRoute,
-  method: string,
-  ids: Record<string, { value: string; raw: boolean }>,
-  query: string,
-  body: HostileBody,
-): Promise<RawRequest> {
-  const path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
-    const id = ids[name] ?? { value: "x", raw: true };
-    return id.raw ? id.value : encodeComponent(id.value);
-  });
-  const request: RawRequest = { method, path: `${path}${query}`, key: h.rt.key };
-  if (body.form) {
-    const { field, bytes, filename, type, extra } = body.form;
-    const form = new FormData();
-    form.append(field, new Blob([new Uint8Array(bytes)], { type }), filename);
-    for (const name of extra) form.append(name, "x");
-    const encoded = await multipart(form);
-    return { ...request, body: encoded.body, headers: { "content-type": encoded.contentType } };
-  }
-  return {
-    ...request,
-    ...(body.text !== undefined ? { body: body.text } : {}),
-    ...(body.contentType ? { headers: { "content-type": body.contentType } } : {}),
-  };
-}
-
-/** What a request did, for the failure message: enough to replay it by hand. */
-const describeRequest = (request: RawRequest) =>
-  `${request.method} ${request.path.slice(0, 300)} ${JSON.stringify(request.headers ?? {})} ${
-    typeof request.body === "string"
-      ? request.body.slice(0, 300)
-      : request.body
-        ? `<${request.body.byteLength} bytes>`
-        : ""
-  }`;
 
 const methods = (route: ApiRoute) =>
   fc.oneof(
@@ -115,7 +72,7 @@ describe("fuzzing every route of the manifest", () => {
         hostileQuery(route),
         hostileBody(route),
         async (method, pathIds, query, body) => {
-          const request = await toRequest(route, method, pathIds, query, body);
+          const request = await requestOf(route, method, pathIds, query, body, h.rt.key);
           const label = `${route.label} <- ${describeRequest(request)}`;
           const answer: Answer = await send(h.rt.url, request);
           statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;

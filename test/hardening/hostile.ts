@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { multipart, type RawRequest } from "./probe.js";
 import { type ApiRoute, idPrefixes, type JsonSchema, minimalValid, unknownId } from "./surface.js";
 
 /**
@@ -7,6 +8,18 @@ import { type ApiRoute, idPrefixes, type JsonSchema, minimalValid, unknownId } f
  * are not JSON at all. JSON is built as text here, so keys such as `__proto__` and duplicate
  * keys reach the server exactly as written.
  */
+
+/**
+ * The seed of a fuzz run: `FUZZ_SEED` replays one, otherwise each run explores a fresh one. It is
+ * printed, and every failure names it.
+ */
+export function fuzzSeed(suite: string): number {
+  const seed = process.env.FUZZ_SEED
+    ? Number(process.env.FUZZ_SEED)
+    : Math.floor(Math.random() * 2 ** 31);
+  console.info(`${suite}: FUZZ_SEED=${seed}`);
+  return seed;
+}
 
 /** A JSON value as text is built: objects keep their entries in order, duplicates and all. */
 export type Json =
@@ -173,6 +186,7 @@ export const brokenJson: fc.Arbitrary<string> = fc.oneof(
 
 export type BodyKind =
   | "none"
+  | "valid"
   | "shaped"
   | "near-valid"
   | "hostile-content"
@@ -184,7 +198,14 @@ export interface HostileBody {
   kind: BodyKind;
   /** JSON text, or form fields for multipart (the file field's bytes, name and type). */
   text?: string;
-  form?: { field: string; bytes: Uint8Array; filename: string; type: string; extra: string[] };
+  form?: {
+    field: string;
+    bytes: Uint8Array;
+    filename: string;
+    type: string;
+    /** Other fields of the form, as name and value. */
+    extra: Array<[string, string]>;
+  };
   contentType: string | undefined;
 }
 
@@ -250,35 +271,63 @@ function nearValid(schema: JsonSchema): fc.Arbitrary<Json> {
   });
 }
 
+/**
+ * What valid-shaped content is made of: the strings that fields of free text get, and values for
+ * fields whose meaning a random string would not pass (URLs, ids, patterns), by property name.
+ */
+export interface ContentSource {
+  strings: fc.Arbitrary<string>;
+  fields?: Record<string, fc.Arbitrary<Json>>;
+}
+
+const HOSTILE_STRINGS: ContentSource = { strings: hostileString };
+
 /** A value the schema accepts by type and bounds, with hostile content: what gets past validation. */
-function hostileContentOf(schema: JsonSchema, depth = 0): fc.Arbitrary<Json> {
+function hostileContentOf(
+  schema: JsonSchema,
+  source: ContentSource,
+  depth = 0,
+): fc.Arbitrary<Json> {
   if (schema.enum && schema.enum.length > 0) return fc.constantFrom(...schema.enum.map(fromPlain));
+  // A pattern (a domain) is met by the schema's own example.
+  if (schema.pattern) return fromPlainArbitrary(minimalValid(schema));
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
   switch (type) {
     case "string": {
       const min = schema.minLength ?? 0;
       const max = Math.min(schema.maxLength ?? 200_000, 200_000);
-      return hostileString.map((s) => {
+      return source.strings.map((s) => {
         const cut = s.slice(0, max);
         return cut.length >= min ? cut : cut + "x".repeat(min - cut.length);
       });
     }
     case "integer":
     case "number": {
-      const min = Math.ceil(schema.minimum ?? -(2 ** 31));
-      const max = Math.max(min, Math.floor(schema.maximum ?? 2 ** 31));
+      const min = Math.ceil(
+        schema.exclusiveMinimum !== undefined
+          ? schema.exclusiveMinimum + 1
+          : (schema.minimum ?? -(2 ** 31)),
+      );
+      const ceiling =
+        schema.exclusiveMaximum !== undefined
+          ? schema.exclusiveMaximum - 1
+          : (schema.maximum ?? 2 ** 31);
+      const max = Math.max(min, Math.floor(ceiling));
       return fc.oneof(fc.constantFrom(min, max), fc.integer({ min, max }));
     }
     case "boolean":
       return fc.boolean();
     case "array":
-      return fc.array(depth < 2 ? hostileContentOf(schema.items ?? {}, depth + 1) : scalar, {
-        minLength: schema.minItems ?? 0,
-        maxLength: Math.min(schema.maxItems ?? 5, 5),
-      });
+      return fc.array(
+        depth < 2 ? hostileContentOf(schema.items ?? {}, source, depth + 1) : scalar,
+        {
+          minLength: schema.minItems ?? 0,
+          maxLength: Math.min(schema.maxItems ?? 5, 5),
+        },
+      );
     case "object":
       return depth < 2
-        ? hostileObjectOf(schema, depth + 1)
+        ? hostileObjectOf(schema, source, depth + 1)
         : fc.constant(fromPlain(minimalValid(schema)));
     default:
       return fromPlainArbitrary(minimalValid(schema));
@@ -288,11 +337,17 @@ function hostileContentOf(schema: JsonSchema, depth = 0): fc.Arbitrary<Json> {
 const fromPlainArbitrary = (value: unknown) => fc.constant(fromPlain(value));
 
 /** The smallest valid object with every property, required or picked, given hostile content. */
-function hostileObjectOf(schema: JsonSchema, depth = 0): fc.Arbitrary<Json> {
+function hostileObjectOf(schema: JsonSchema, source: ContentSource, depth = 0): fc.Arbitrary<Json> {
   const properties = Object.entries(schema.properties ?? {});
   const required = new Set(schema.required ?? []);
+  const contentFor = (name: string, property: JsonSchema) => {
+    const own = source.fields?.[name];
+    return own && !property.pattern && !property.enum
+      ? own
+      : hostileContentOf(property, source, depth);
+  };
   return fc
-    .tuple(...properties.map(([, p]) => fc.option(hostileContentOf(p, depth), { nil: undefined })))
+    .tuple(...properties.map(([name, p]) => fc.option(contentFor(name, p), { nil: undefined })))
     .map(
       (values): Json => ({
         entries: properties.flatMap(([name, p], i): Array<[string, Json]> => {
@@ -304,9 +359,21 @@ function hostileObjectOf(schema: JsonSchema, depth = 0): fc.Arbitrary<Json> {
     );
 }
 
-/** A body of one of the schema's alternatives, valid by type and bounds, hostile in content. */
-const hostileContent = (schema: JsonSchema): fc.Arbitrary<Json> =>
-  fc.constantFrom(...branchesOf(schema)).chain((branch) => hostileObjectOf(branch));
+/**
+ * A body of the schema's alternatives (or of the one at `branch`), valid by type and bounds, with
+ * content from `source`: hostile strings unless told otherwise.
+ */
+export function hostileContent(
+  schema: JsonSchema,
+  source: ContentSource = HOSTILE_STRINGS,
+  branch?: number,
+): fc.Arbitrary<Json> {
+  const branches = branchesOf(schema);
+  const picked = branch === undefined ? undefined : branches[branch];
+  return (picked ? fc.constant(picked) : fc.constantFrom(...branches)).chain((b) =>
+    hostileObjectOf(b, source),
+  );
+}
 
 /** A hostile body for a route: shaped like its schema but wrong, or anything at all. */
 export function hostileBody(route: ApiRoute): fc.Arbitrary<HostileBody> {
@@ -329,7 +396,12 @@ export function hostileBody(route: ApiRoute): fc.Arbitrary<HostileBody> {
         hostileString.filter((s) => s.length < 300),
       ),
       type: fc.constantFrom("application/pdf", "text/plain", "application/octet-stream", ""),
-      extra: fc.array(fc.constantFrom("name", "__proto__", "constructor"), { maxLength: 2 }),
+      extra: fc.array(
+        fc
+          .constantFrom("name", "__proto__", "constructor")
+          .map((name): [string, string] => [name, "x"]),
+        { maxLength: 2 },
+      ),
     })
     .map((form): HostileBody => ({ kind: "multipart", form, contentType: undefined }));
   return fc.oneof(
@@ -346,6 +418,35 @@ export function hostileBody(route: ApiRoute): fc.Arbitrary<HostileBody> {
     },
     { arbitrary: multipart, weight: route.multipart ? 2 : 1 },
   );
+}
+
+/** The request that sends a generated body to a route, its path filled with `ids` and `query` appended. */
+export async function requestOf(
+  route: ApiRoute,
+  method: string,
+  ids: Record<string, { value: string; raw: boolean }>,
+  query: string,
+  body: HostileBody,
+  key: string,
+): Promise<RawRequest> {
+  const path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    const id = ids[name] ?? { value: "x", raw: true };
+    return id.raw ? id.value : encodeComponent(id.value);
+  });
+  const request: RawRequest = { method, path: `${path}${query}`, key };
+  if (body.form) {
+    const { field, bytes, filename, type, extra } = body.form;
+    const form = new FormData();
+    form.append(field, new Blob([new Uint8Array(bytes)], { type }), filename);
+    for (const [name, value] of extra) form.append(name, value);
+    const encoded = await multipart(form);
+    return { ...request, body: encoded.body, headers: { "content-type": encoded.contentType } };
+  }
+  return {
+    ...request,
+    ...(body.text !== undefined ? { body: body.text } : {}),
+    ...(body.contentType ? { headers: { "content-type": body.contentType } } : {}),
+  };
 }
 
 /** Percent-encodes every byte but the unreserved ones (lone surrogates become U+FFFD, as UTF-8 must). */

@@ -15,6 +15,8 @@ export interface RawRequest {
   body?: string | Uint8Array;
   /** A bearer key; null sends no Authorization header. */
   key: string | null;
+  /** Aborts the request (and rejects) when it fires: a time limit is `AbortSignal.timeout(ms)`. */
+  signal?: AbortSignal;
 }
 
 export interface Answer {
@@ -40,7 +42,7 @@ export function send(baseUrl: string, request: RawRequest): Promise<Answer> {
   );
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { hostname, port, method: request.method, path, headers, agent },
+      { hostname, port, method: request.method, path, headers, agent, signal: request.signal },
       (res) => {
         const parts: Buffer[] = [];
         res.on("data", (part: Buffer) => parts.push(part));
@@ -139,4 +141,97 @@ export function expectWellFormed(label: string, answer: Answer): void {
     expect(found, `${label}: the body shows ${what}: ${excerpt}`).toBeUndefined();
   }
   if (answer.status >= 400) errorBodyOf(label, answer);
+}
+
+/** Printable ASCII as is, anything else as `\u{…}`, so a report shows what was sent. */
+const visible = (text: string) =>
+  text.replace(/[^\x20-\x7e]/gu, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`);
+
+/** How many times `unit` repeats from `at` on. */
+function repeats(text: string, unit: string, at: number): number {
+  let count = 0;
+  while (text.startsWith(unit, at + count * unit.length)) count++;
+  return count;
+}
+
+/** Parts of a shape, each repeated `times` in a row. */
+interface Group {
+  parts: string[];
+  times: number;
+}
+
+/** Adds a part, folding a run of parts that repeats (the lines of a file) into one group. */
+function addPart(groups: Group[], part: string): void {
+  groups.push({ parts: [part], times: 1 });
+  for (let k = 1; k <= 4; k++) {
+    const tail = groups.slice(-k);
+    if (tail.length < k || tail.some((g) => g.times !== 1)) return;
+    const parts = tail.map((g) => g.parts[0] ?? "");
+    const same = (a: string[]) => a.length === k && a.every((p, i) => p === parts[i]);
+    const before = groups[groups.length - k - 1];
+    if (before && before.times > 1 && same(before.parts)) {
+      before.times++;
+      groups.splice(-k);
+      return;
+    }
+    const previous = groups.slice(-2 * k, -k);
+    if (previous.length === k && previous.every((g) => g.times === 1)) {
+      if (same(previous.map((g) => g.parts[0] ?? ""))) {
+        groups.splice(-2 * k, 2 * k, { parts, times: 2 });
+        return;
+      }
+    }
+  }
+}
+
+const render = (groups: Group[]) =>
+  groups
+    .map((g) => {
+      const parts = g.parts.join(" + ");
+      return g.times === 1 ? parts : `(${parts})×${g.times}`;
+    })
+    .join(" + ");
+
+/**
+ * A text by its runs, up to about `max` characters: `'<div>'×5000 + 'x' + '</div>'×5000`, or
+ * `('# a' + '#'×2000 + 'b\n')×450` for repeated lines. A report names the shape of a megabyte
+ * of input instead of printing its first few hundred bytes.
+ */
+export function shapeOf(text: string, max = 300): string {
+  const groups: Group[] = [];
+  let literal = "";
+  let at = 0;
+  const flush = () => {
+    if (literal) addPart(groups, `'${visible(literal)}'`);
+    literal = "";
+  };
+  while (at < text.length && render(groups).length + literal.length < max) {
+    let best = { unit: "", count: 0 };
+    for (let period = 1; period <= 24 && at + period * 8 <= text.length; period++) {
+      const unit = text.slice(at, at + period);
+      const count = repeats(text, unit, at);
+      if (count * period > best.count * best.unit.length) best = { unit, count };
+    }
+    if (best.count >= 8) {
+      flush();
+      addPart(groups, `'${visible(best.unit)}'×${best.count}`);
+      at += best.count * best.unit.length;
+    } else {
+      literal += text[at];
+      at++;
+    }
+  }
+  flush();
+  return `${render(groups)}${at < text.length ? ` + … (${text.length} characters)` : ""}`;
+}
+
+/** A request as a report line: method, path, content type and the shape of its body. */
+export function describeRequest(request: RawRequest, max = 300): string {
+  const body =
+    typeof request.body === "string"
+      ? shapeOf(request.body, max)
+      : request.body
+        ? shapeOf(Buffer.from(request.body).toString("latin1"), max)
+        : "";
+  return `${request.method} ${shapeOf(request.path)} ${JSON.stringify(request.headers ?? {})} ${body}`;
 }

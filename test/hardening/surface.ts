@@ -1,10 +1,12 @@
+import { z } from "@hono/zod-openapi";
 import { apiFunctions } from "../../functions/manifest.js";
 import { openApiDocument } from "../../lib/http/docs.js";
 
 /**
  * The API surface as the manifest defines it: every route of every API function, with the JSON
  * schemas of its path parameters, query and body taken from the OpenAPI document those same
- * route definitions generate. Routes added to the manifest are covered by every suite that reads
+ * route definitions generate, and the zod schema itself to tell a valid body from one that only
+ * looks valid (refinements, such as "text or url, not both", have no JSON Schema). Routes added to the manifest are covered by every suite that reads
  * this list, without editing the suites.
  */
 
@@ -62,6 +64,8 @@ export interface ApiRoute {
   body: JsonSchema | undefined;
   /** Whether the route also takes `multipart/form-data`. */
   multipart: boolean;
+  /** Whether the route's own zod schema accepts a JSON body (true for routes without one). */
+  accepts(body: unknown): boolean;
 }
 
 interface Operation {
@@ -115,6 +119,8 @@ function buildSurface(): ApiRoute[] {
     });
     const content = operation.requestBody?.content ?? {};
     const json = content["application/json"]?.schema;
+    const media = route.request?.body?.content["application/json"];
+    const zodBody = media && "schema" in media ? media.schema : undefined;
     return {
       method,
       path: route.path,
@@ -130,6 +136,7 @@ function buildSurface(): ApiRoute[] {
       query: parameters.filter((p) => p.in === "query").map(param),
       body: json ? resolve(json, components) : undefined,
       multipart: "multipart/form-data" in content,
+      accepts: (body) => !(zodBody instanceof z.ZodType) || zodBody.safeParse(body).success,
     };
   });
 }
