@@ -3,6 +3,7 @@ import TurndownService from "turndown";
 import { ParseError } from "./errors.js";
 import type { ParseLimits } from "./limits.js";
 import { formatTable } from "./records.js";
+import { escapeHeadings } from "./text.js";
 import { verifyZip } from "./zip.js";
 
 /** Word's title styles become headings too; mammoth maps `Heading 1..6` itself. */
@@ -34,7 +35,7 @@ function markdownConverter(): TurndownService {
     codeBlockStyle: "fenced",
   });
   // Only a leading `#` needs escaping (it would start a section); other Markdown escapes are noise.
-  service.escape = (text) => text.replace(/^(\s*)#/gm, "$1\\#");
+  service.escape = escapeHeadings;
   service.addRule("table", {
     filter: "table",
     replacement: (_content, node) => `\n\n${formatTable(tableRows(node)).join("\n\n")}\n\n`,

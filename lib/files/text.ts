@@ -24,9 +24,15 @@ const linesOf = (text: string) => text.replace(/\r\n?|\f/g, "\n").split("\n");
 /** Makes a line that starts with `#` plain text, so the chunker does not take it for a heading. */
 const escapeHeading = (line: string) => line.replace(/^(\s*)#/, "$1\\#");
 
+/**
+ * Every line of a text made plain, line by line: one regex over the whole text with the `m` flag
+ * would let `\s*` cross blank lines and backtrack quadratically on a run of them.
+ */
+export const escapeHeadings = (text: string) => text.split("\n").map(escapeHeading).join("\n");
+
 /** Plain text: every line is text, even one starting with `#`. */
 export function plainText(text: string): string {
-  return linesOf(text).map(escapeHeading).join("\n");
+  return escapeHeadings(linesOf(text).join("\n"));
 }
 
 const FENCE = /^\s*(```|~~~)/;

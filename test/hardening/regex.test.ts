@@ -20,6 +20,7 @@ import { extractJobs } from "../../lib/competitors/extract/jobs.js";
 import { maskNumbers } from "../../lib/competitors/extract/messaging.js";
 import { findPrice } from "../../lib/competitors/extract/price.js";
 import { extractPlans, planKey } from "../../lib/competitors/extract/pricing.js";
+import { escapeHeadings } from "../../lib/files/text.js";
 import { CitationMarkers, supportingQuote } from "../../lib/intel/citations.js";
 import { chunkText, normalizeText } from "../../lib/knowledge/chunking.js";
 import { pathPattern, seedFolder } from "../../lib/knowledge/crawl-scope.js";
@@ -80,6 +81,11 @@ const cases: Array<[string, () => unknown, (result: never) => void]> = [
     "seedFolder: a segment of dots",
     () => seedFolder(`/${run(".", "/x")}`),
     (folder: string) => expect(folder.endsWith("./x")).toBe(true),
+  ],
+  [
+    "escapeHeadings (file text, DOCX): blank lines before a #",
+    () => escapeHeadings(`${run("\n", "#")}`),
+    (text: string) => expect(text.endsWith("\\#")).toBe(true),
   ],
   // Web: URLs, headers, sitemaps.
   [
