@@ -56,4 +56,15 @@ describe("literalAddress", () => {
     expect(literalAddress("example.com")).toBeUndefined();
     expect(literalAddress("1.2.3.4.example")).toBeUndefined();
   });
+
+  it.each([
+    ["[::1", "an opening bracket alone"],
+    ["::1]", "a closing bracket alone"],
+    ["x::1]", "text then a closing bracket"],
+    ["[::1x", "an opening bracket then text"],
+    ["not:an:address", "colons that make no address"],
+    ["1.2.3", "an IPv4 address of fewer than four parts"],
+  ])("finds no address in %s (%s)", (host) => {
+    expect(literalAddress(host)).toBeUndefined();
+  });
 });

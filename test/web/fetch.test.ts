@@ -108,7 +108,18 @@ describe("SafeFetcher (fixture site, private targets allowed)", () => {
   it("gives up after five redirects", async () => {
     const err = await failure(fetcher.fetch(`${site.origin}/loop`));
     expect(err.code).toBe("too_many_redirects");
+    expect(err.message).toBe(`${site.origin}/loop redirected more than 5 times`);
+    const short = new SafeFetcher({ allowPrivate: true, maxRedirects: 2 });
+    expect(await failure(short.fetch(`${site.origin}/hop1`))).toMatchObject({
+      code: "too_many_redirects",
+      message: `${site.origin}/hop1 redirected more than 2 times`,
+    });
     expect(site.requests.filter((r) => r === "/loop")).toHaveLength(6);
+  });
+
+  it("fetches once like fetch when there is no redirect", async () => {
+    const res = await fetcher.fetchOnce(`${site.origin}/`);
+    expect(res).toMatchObject({ type: "content", url: `${site.origin}/`, redirects: [] });
   });
 
   it("answers a redirect without following it when asked to fetch once", async () => {
@@ -179,6 +190,14 @@ describe("SafeFetcher (fixture site, private targets allowed)", () => {
       allowPrivate: true,
       resolve: () => Promise.reject(Object.assign(new Error("nope"), { code: "ENOTFOUND" })),
     });
-    expect((await failure(noDns.fetch("http://nowhere.example/"))).code).toBe("dns_failure");
+    expect(await failure(noDns.fetch("http://nowhere.example/"))).toMatchObject({
+      code: "dns_failure",
+      message: "nowhere.example could not be resolved",
+    });
+    const noAddress = new SafeFetcher({ allowPrivate: true, resolve: async () => [] });
+    expect(await failure(noAddress.fetch("http://empty.example/"))).toMatchObject({
+      code: "dns_failure",
+      message: "empty.example has no address",
+    });
   });
 });

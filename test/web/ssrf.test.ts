@@ -110,6 +110,28 @@ describe("SSRF guard", () => {
     }
   });
 
+  it("names the address and its range when it refuses a name", async () => {
+    const err = await guarded.fetch(`http://mixed.example:${target.port}/`).catch((e) => e);
+    expect(err).toMatchObject({
+      code: "blocked_address",
+      message: "mixed.example resolves to 127.0.0.1, which is not a public address (loopback)",
+    });
+  });
+
+  it("connects to a name whose every address is public (positive control)", async () => {
+    const publicOnly = new SafeFetcher({
+      allowPrivate: false,
+      timeoutMs: 300,
+      resolve: async () => [{ address: "93.184.215.14", family: 4 }],
+    });
+    // Without a network the connection fails or times out; with one it may answer. Never refused.
+    const outcome = await publicOnly.fetch("http://public.example/").then(
+      () => "answered",
+      (e: unknown) => (e instanceof FetchError ? e.code : String(e)),
+    );
+    expect(["answered", "connection_failed", "timeout", "http_error"]).toContain(outcome);
+  });
+
   it("connects to such a name only when it is explicitly trusted (positive control)", async () => {
     const trusting = new SafeFetcher({
       allowPrivate: false,

@@ -49,6 +49,26 @@ describe("checkUrl", () => {
     expect(codeOf(() => checkUrl(url, strict))).toBe(code);
   });
 
+  it("refuses URLs longer than 2048 characters, counting the whole text", () => {
+    const url = (length: number) => {
+      const base = "https://example.com/";
+      return `${base}${"a".repeat(length - base.length)}`;
+    };
+    expect(checkUrl(url(2048), strict).href).toHaveLength(2048);
+    expect(codeOf(() => checkUrl(url(2049), strict))).toBe("invalid_url");
+  });
+
+  it.each([
+    [`https://example.com/${"a".repeat(2100)}`, /limited to 2048 characters/],
+    [`not a url ${"x".repeat(1000)}`, /^"not a url x{190}" is not a valid URL$/],
+    ["ftp://example.com/", /Only http and https URLs can be fetched, not ftp:/],
+    ["http://u:p@example.com/", /with a user name or password/],
+    ["http://10.0.0.1/", /^10\.0\.0\.1 is not a public address \(private\)/],
+    ["http://app.localhost/", /^app\.localhost is a local host name$/],
+  ])("explains why it refuses %s", (url, message) => {
+    expect(() => checkUrl(url, strict)).toThrow(message);
+  });
+
   it("allows private targets when told to, but never other schemes or credentials", () => {
     expect(checkUrl("http://127.0.0.1:8080/", { allowPrivate: true }).port).toBe("8080");
     expect(checkUrl("http://localhost/", { allowPrivate: true }).hostname).toBe("localhost");
