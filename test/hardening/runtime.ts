@@ -1,3 +1,5 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { FakeOpenAI } from "../support/fake-openai.js";
 import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
 
@@ -13,13 +15,16 @@ export interface Hardened {
   close(): Promise<void>;
 }
 
+export interface HardenedOptions {
+  allowPrivate?: boolean;
+  env?: Record<string, string>;
+}
+
 const ROOMY = "1000000000";
 
-export async function startHardened(
-  options: { allowPrivate?: boolean; env?: Record<string, string> } = {},
-): Promise<Hardened> {
-  const model = await FakeOpenAI.start();
-  Object.assign(process.env, {
+/** The environment of a hardened runtime whose model is `model`. */
+function hardenedEnv(model: FakeOpenAI, options: HardenedOptions): Record<string, string> {
+  return {
     ALLOW_PRIVATE_URLS: options.allowPrivate ? "true" : "false",
     RATE_LIMIT_PER_MINUTE: ROOMY,
     QUOTA_CRAWL_PAGES_PER_DAY: ROOMY,
@@ -35,7 +40,12 @@ export async function startHardened(
     CRAWL_WATCH_SECONDS: "1",
     CHECK_POLITENESS_MS: "0",
     ...options.env,
-  });
+  };
+}
+
+export async function startHardened(options: HardenedOptions = {}): Promise<Hardened> {
+  const model = await FakeOpenAI.start();
+  Object.assign(process.env, hardenedEnv(model, options));
   const rt = await startTestRuntime();
   return {
     rt,
@@ -45,4 +55,66 @@ export async function startHardened(
       await model.close();
     },
   };
+}
+
+/** What the runtime process tells its parent once it serves. */
+export interface ProcessReady {
+  url: string;
+  /** The default workspace's key, and a key of a second workspace. */
+  key: string;
+  otherKey: string;
+  /** One resource of every kind in the default workspace (`seedOneOfEach`), ids by prefix. */
+  ids: Record<string, string[]>;
+}
+
+export interface HardenedProcess extends ProcessReady {
+  model: FakeOpenAI;
+  /** Stops the runtime, killing it when it does not stop at once (a stalled one cannot). */
+  close(): Promise<void>;
+}
+
+const exited = (child: ChildProcess, ms: number) =>
+  new Promise<boolean>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(true);
+    const timer = setTimeout(() => resolve(false), ms);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+
+/**
+ * A hardened runtime in a process of its own, with one resource of every kind: a suite that times
+ * the service keeps its own clock (and its time limits) while the service's event loop is
+ * stalled, and ends it however stuck. The fake model stays in this process, so its work is never
+ * counted as the service's.
+ */
+export async function startHardenedProcess(
+  options: HardenedOptions = {},
+): Promise<HardenedProcess> {
+  const model = await FakeOpenAI.start();
+  const entry = fileURLToPath(new URL("./runtime-process.ts", import.meta.url));
+  // Node loads tsx itself, so signals reach the runtime rather than a tsx wrapper.
+  const child = spawn(process.execPath, ["--import", "tsx", entry], {
+    env: { ...process.env, ...hardenedEnv(model, options) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const close = async () => {
+    child.kill("SIGTERM");
+    if (!(await exited(child, 3000))) {
+      child.kill("SIGKILL");
+      await exited(child, 3000);
+    }
+    await model.close();
+  };
+  try {
+    const ready = await new Promise<ProcessReady>((resolve, reject) => {
+      child.once("message", (message) => resolve(message as ProcessReady));
+      child.once("exit", (code) => reject(new Error(`the runtime process exited with ${code}`)));
+    });
+    return { ...ready, model, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }
