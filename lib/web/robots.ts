@@ -11,6 +11,17 @@ export const ROBOTS_AGENT = "kb-intel-bot";
 
 /** RFC 9309 lets crawlers stop reading robots.txt after 500 KiB. */
 const MAX_ROBOTS_BYTES = 500 * 1024;
+/**
+ * Longer lines are dropped before parsing: no URL we fetch is that long, and the parser's cost
+ * for every URL it checks grows with each rule's length (a 100 KB rule took ~40 ms a check).
+ */
+const MAX_ROBOTS_LINE = 2048;
+
+const withoutLongLines = (text: string) =>
+  text
+    .split("\n")
+    .filter((line) => line.length <= MAX_ROBOTS_LINE)
+    .join("\n");
 
 export interface RobotsRules {
   isAllowed(url: string): boolean;
@@ -73,7 +84,7 @@ export class RobotsCache {
     const url = `${origin}/robots.txt`;
     try {
       const res = await this.fetcher.fetch(url, { accept: ["text"], maxBytes: MAX_ROBOTS_BYTES });
-      const robots = robotsParser(url, decodeText(res.body, res.charset));
+      const robots = robotsParser(url, withoutLongLines(decodeText(res.body, res.charset)));
       const delay = robots.getCrawlDelay(ROBOTS_AGENT);
       return {
         isAllowed: (page) => robots.isAllowed(page, ROBOTS_AGENT) !== false,
