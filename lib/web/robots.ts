@@ -13,7 +13,7 @@ export const ROBOTS_AGENT = "kb-intel-bot";
 const MAX_ROBOTS_BYTES = 500 * 1024;
 /**
  * Longer lines are dropped before parsing: no URL we fetch is that long, and the parser's cost
- * for every URL it checks grows with each rule's length (a 100 KB rule took ~40 ms a check).
+ * for every URL it checks grows with each rule's length (a 100 KB rule took ~7 ms for each check of a 1 KB URL).
  */
 const MAX_ROBOTS_LINE = 2048;
 
