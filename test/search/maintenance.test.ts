@@ -79,4 +79,36 @@ describe("keeping a workspace's indexes current", () => {
     const hits = await index.search(ws, { text: "", vector: target, space: "ann16", limit: 1 });
     expect(hits.map((hit) => hit.id)).toEqual(["kb_4#42"]);
   });
+
+  it("defers maintenance through a bulk load to one optimize at its end", async () => {
+    const ws = "ws_bulk";
+    const index = indexOn(stores, stores.disk, {
+      optimizeAfterRows: 10,
+      optimizeAfterFragments: 2,
+      vectorIndexAfterRows: 300,
+    });
+    const random = seeded(11);
+    for (let s = 0; s < 4; s++) {
+      const vectors = Array.from({ length: 100 }, () =>
+        Float32Array.from({ length: 16 }, () => random() * 2 - 1),
+      );
+      const document = {
+        ...doc(
+          `kb_${s}`,
+          vectors.map((_, i) => `bulk ${s} ${i}`),
+        ),
+        vectors: { space: "bulk16", vectors },
+      };
+      await index.replaceSources(ws, [document], { maintain: false });
+    }
+    const chunks = await inspect(ws, "chunks");
+    const vectors = await inspect(ws, "vectors_bulk16");
+    expect(await chunks.indexStats("terms_idx")).toMatchObject({ numUnindexedRows: 300 });
+    expect(await vectors.indexStats("vector_idx")).toBeUndefined();
+    expect(await index.search(ws, { text: "bulk", limit: 1000 })).toHaveLength(400);
+    await index.optimize(ws);
+    expect(await chunks.indexStats("terms_idx")).toMatchObject({ numUnindexedRows: 0 });
+    expect((await chunks.stats()).fragmentStats.numFragments).toBeLessThan(4);
+    expect(await vectors.indexStats("vector_idx")).toMatchObject({ numUnindexedRows: 0 });
+  });
 });
