@@ -85,6 +85,11 @@ export interface SearchIndexOptions {
   protectedLexical?: number;
   /** Hits taken from each ranking before fusion. */
   candidates?: number;
+  /**
+   * How stale a search may be: an open table looks for a newer version (one more request to the
+   * store) when it was last checked longer ago than this. 0: on every search.
+   */
+  readConsistencySeconds?: number;
 }
 
 const WORKSPACE_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -151,6 +156,7 @@ export class SearchIndex {
       minSimilarity: 0.3,
       protectedLexical: 5,
       candidates: 50,
+      readConsistencySeconds: 0,
       ...options,
     };
   }
@@ -455,8 +461,7 @@ export class SearchIndex {
     const base = this.options.location.uri.replace(/\/+$/, "");
     const options = storageOptions(this.options.location.s3);
     const db = await lance.connect(`${base}/${workspaceId}`, {
-      // Every read checks for a newer version: another process's write shows on the next search.
-      readConsistencyInterval: 0,
+      readConsistencyInterval: this.options.readConsistencySeconds,
       session: this.session,
       ...(options ? { storageOptions: options } : {}),
     });
