@@ -69,6 +69,8 @@ export interface ProcessReady {
 
 export interface HardenedProcess extends ProcessReady {
   model: FakeOpenAI;
+  /** How the process ended (`exit code 1`, `signal SIGKILL`), while it runs undefined. */
+  ended(): string | undefined;
   /** Stops the runtime, killing it when it does not stop at once (a stalled one cannot). */
   close(): Promise<void>;
 }
@@ -112,7 +114,13 @@ export async function startHardenedProcess(
       child.once("message", (message) => resolve(message as ProcessReady));
       child.once("exit", (code) => reject(new Error(`the runtime process exited with ${code}`)));
     });
-    return { ...ready, model, close };
+    const ended = () =>
+      child.exitCode !== null
+        ? `exit code ${child.exitCode}`
+        : child.signalCode
+          ? `signal ${child.signalCode}`
+          : undefined;
+    return { ...ready, model, ended, close };
   } catch (err) {
     await close();
     throw err;

@@ -80,9 +80,15 @@ const BYSTANDER_MS = 500;
  * work on untrusted content (a file's 30 s in the sandbox), and time to queue and fetch it.
  */
 const SETTLE_MS = 40_000;
+/** How long each request's work is watched before the next request; the rest is checked at the end. */
+const WATCH_MS = 10_000;
 /** How long the service may stay silent or busy before it is taken as stalled: nothing more is sent. */
 const GIVE_UP_MS = 10_000;
-const RUN_BUDGET_MS = 120_000;
+/**
+ * Time for exploring: random cases past it are left out (and listed), so a run that meets many
+ * slow but bounded inputs still ends; what was found before and the deletions are always sent.
+ */
+const EXPLORE_MS = 45_000;
 /** Valid requests per route: the attacks' ways in, and routes that work on what they left, get more. */
 const runsOf = (route: ApiRoute) =>
   route.multipart ? 5 : route.body || route.method === "POST" ? 2 : 1;
@@ -101,6 +107,7 @@ const outcomes: Outcome[] = [];
 const slowOnce: string[] = [];
 let stalledAfter: string | undefined;
 const notSent: string[] = [];
+const leftOut: string[] = [];
 
 interface Outcome {
   route: ApiRoute;
@@ -113,8 +120,6 @@ interface Outcome {
   problems: string[];
   /** An answer past its time. */
   late: string[];
-  /** Work it queued (a source, a crawl) that did not end in time. */
-  unsettled: string[];
   /** The other client's slow or missing answers meanwhile. */
   blocked: string[];
 }
@@ -193,8 +198,11 @@ const asJson = (answer: Answer | undefined): Record<string, unknown> | undefined
  * Waits for a source or crawl to end `indexed`, `completed` or `failed`, and says how it ended
  * (`indexing` when it did not, or when the service stopped answering).
  */
-async function settle(path: string): Promise<"settled" | "failed without an error" | "indexing"> {
-  const deadline = performance.now() + SETTLE_MS;
+async function settle(
+  path: string,
+  within = SETTLE_MS,
+): Promise<"settled" | "failed without an error" | "indexing"> {
+  const deadline = performance.now() + within;
   let answered = performance.now();
   while (performance.now() < deadline && performance.now() - answered < GIVE_UP_MS) {
     const answer = await timed({ method: "GET", path, key: service.key });
@@ -249,6 +257,8 @@ type ParamChoice = { value: string } | { pick: number };
 interface Case {
   route: ApiRoute;
   valid: boolean;
+  /** Drawn at random (as opposed to found before, or a deletion). */
+  explored: boolean;
   params: Record<string, ParamChoice>;
   query: string;
   body: HostileBody;
@@ -279,15 +289,16 @@ async function attempt(c: Case): Promise<Outcome> {
   const problems = answer ? answerProblems(answer) : [];
   const late = answer ? [] : [`no answer within ${limit} ms`];
   if (answer && ms > limit) late.push(`answered after ${ms} ms`);
-  const unsettled: string[] = [];
   const work = answer ? track(answer, request) : undefined;
   if (work) {
     created.push(work);
-    const ended = await settle(work);
-    if (ended === "indexing") unsettled.push(`${work} still indexing after ${SETTLE_MS / 1000} s`);
-    if (ended === "failed without an error") problems.push(`${work} ${ended}`);
+    // Watched for a while, so what it does to the other client is put down to it; work that
+    // takes longer is checked at the end.
+    if ((await settle(work, WATCH_MS)) === "failed without an error") {
+      problems.push(`${work} failed without an error`);
+    }
   }
-  if (!(await bystander.quiet())) stalledAfter ??= label;
+  if (service.ended() || !(await bystander.quiet())) stalledAfter ??= label;
   const waits = bystander.slowSince(started);
   const blocked =
     waits.length > 0
@@ -304,7 +315,6 @@ async function attempt(c: Case): Promise<Outcome> {
     ms,
     problems,
     late,
-    unsettled,
     blocked,
   };
 }
@@ -313,8 +323,7 @@ const isSlow = (o: Outcome) => o.late.length + o.blocked.length > 0;
 
 /**
  * A case, sent again when it was slow: only a request slow twice, each time from a quiet service,
- * is slow by its own doing (and not by CPU contention, or by work an earlier request left). Work
- * that does not end within SETTLE_MS is not a matter of contention, and alone is not sent again.
+ * is slow by its own doing (and not by CPU contention, or by work an earlier request left).
  */
 async function run(c: Case): Promise<Outcome> {
   const first = await attempt(c);
@@ -328,7 +337,6 @@ async function run(c: Case): Promise<Outcome> {
     return {
       ...first,
       late: twice(first.late, again.late),
-      unsettled: twice(first.unsettled, again.unsettled),
       blocked: twice(first.blocked, again.blocked),
     };
   }
@@ -447,9 +455,14 @@ function caseOf(route: ApiRoute, source: ContentSource, valid: boolean): fc.Arbi
         ? modules.indexOf(module.value)
         : undefined;
     const body = valid ? validBody(route, source, branch) : hostileBody(route);
-    return fc
-      .tuple(validQuery(route, source), body)
-      .map(([query, body]) => ({ route, valid, params: chosen, query, body }));
+    return fc.tuple(validQuery(route, source), body).map(([query, body]) => ({
+      route,
+      valid,
+      explored: route.method !== "DELETE",
+      params: chosen,
+      query,
+      body,
+    }));
   });
 }
 
@@ -462,7 +475,7 @@ const json = (value: unknown): HostileBody => ({
 function fixed(label: string, body: HostileBody, params: Record<string, ParamChoice> = {}): Case {
   const route = surface.find((r) => r.label === label);
   if (!route) throw new Error(`No route ${label} in the manifest`);
-  return { route, valid: true, params, query: "", body };
+  return { route, valid: true, explored: false, params, query: "", body };
 }
 
 /** Attacks earlier runs found, sent in every run after the explored ones: each stalled the service. */
@@ -496,8 +509,7 @@ function schedule(): Case[] {
     fc.shuffledSubarray(cases, { minLength: cases.length, maxLength: cases.length }),
     { seed: SEED, numRuns: 1 },
   );
-  const deleting = (c: Case) => c.route.method === "DELETE";
-  return [...order.filter((c) => !deleting(c)), ...found(), ...order.filter(deleting)];
+  return [...order.filter((c) => c.explored), ...found(), ...order.filter((c) => !c.explored)];
 }
 
 interface Source {
@@ -567,11 +579,15 @@ afterAll(async () => {
 });
 
 describe("a time-bounded fuzz of algorithmic attacks", () => {
-  it("answers every request within 2 s and below 500, and its work settles within seconds", async () => {
+  it("answers every request within 2 s and below 500", async () => {
     const started = performance.now();
     for (const c of schedule()) {
-      if (stalledAfter || performance.now() - started > RUN_BUDGET_MS) {
+      if (stalledAfter) {
         notSent.push(c.route.label);
+        continue;
+      }
+      if (c.explored && performance.now() - started > EXPLORE_MS) {
+        leftOut.push(c.route.label);
         continue;
       }
       const outcome = await run(c);
@@ -579,15 +595,19 @@ describe("a time-bounded fuzz of algorithmic attacks", () => {
       outcomes.push(outcome);
     }
     if (slowOnce.length > 0) console.info(`${ctx}: slow once, in time again:`, slowOnce);
+    if (leftOut.length > 0) console.info(`${ctx}: left out after ${EXPLORE_MS / 1000} s:`, leftOut);
     const failures = outcomes
-      .filter((o) => o.problems.length + o.late.length + o.unsettled.length > 0)
+      .filter((o) => o.problems.length + o.late.length > 0)
       .map((o) => {
-        const what = [...o.problems, ...o.late, ...o.unsettled];
+        const what = [...o.problems, ...o.late];
         return `${o.label} -> ${o.status ?? "no answer"} in ${o.ms} ms: ${what.join("; ")}`;
       });
     if (stalledAfter) {
+      const ended = service.ended();
       failures.push(
-        `the service stayed busy or silent for ${GIVE_UP_MS / 1000} s after ${stalledAfter}`,
+        ended
+          ? `the runtime process ended (${ended}) after ${stalledAfter}`
+          : `the service stayed busy or silent for ${GIVE_UP_MS / 1000} s after ${stalledAfter}`,
       );
     }
     if (notSent.length > 0) failures.push(`not sent: ${notSent.join(", ")}`);
@@ -623,7 +643,7 @@ describe("a time-bounded fuzz of algorithmic attacks", () => {
       sources = await allSources();
     }
     const named = (s: Source) =>
-      `${s.id} (${s.type}) ${shapeOf(s.source_url_or_path ?? s.name, 120)}`;
+      `${s.id} (${s.type}) ${origins.get(s.id) ?? shapeOf(s.source_url_or_path ?? s.name, 120)}`;
     expect(
       {
         indexing: sources.filter((s) => s.status === "indexing").map(named),
@@ -634,9 +654,14 @@ describe("a time-bounded fuzz of algorithmic attacks", () => {
       ctx,
     ).toEqual({ indexing: [], failedWithoutError: [] });
     const crawls = created.filter((path) => path.includes("/crawl/"));
-    const ended = await Promise.all(crawls.map(async (path) => `${path} ${await settle(path)}`));
+    const ended = await Promise.all(
+      crawls.map(
+        async (path) =>
+          `${path} ${await settle(path)} [${origins.get(path.split("/").at(-1) ?? "")}]`,
+      ),
+    );
     expect(
-      ended.filter((line) => !line.endsWith(" settled")),
+      ended.filter((line) => !line.includes(" settled [")),
       ctx,
     ).toEqual([]);
   });
