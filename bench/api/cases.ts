@@ -1,6 +1,6 @@
+import type { LocalRuntime } from "../../infra/local/runtime.js";
 import type { Retriever } from "../../lib/knowledge/retrieval.js";
 import type { Sources } from "../../lib/knowledge/sources.js";
-import type { LocalRuntime } from "../../lib/local/runtime.js";
 import type { Workspace } from "../core/figure.js";
 import type { LoadJob } from "../core/load.js";
 

@@ -1,5 +1,5 @@
+import type { LocalRuntime } from "../../infra/local/runtime.js";
 import { mapLimit } from "../../lib/async.js";
-import type { LocalRuntime } from "../../lib/local/runtime.js";
 import { Corpus } from "../core/corpus.js";
 import type { Workspace } from "../core/figure.js";
 

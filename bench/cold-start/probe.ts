@@ -1,7 +1,7 @@
 import { readFileSync, writeSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import type { Context } from "aws-lambda";
-import { lambdaContext } from "../../lib/local/lambda-context.js";
+import { lambdaContext } from "../../infra/local/lambda-context.js";
 import { NOT_INVOKED, type ProbeResult } from "./protocol.js";
 
 /**

@@ -1,7 +1,7 @@
 import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { build } from "esbuild";
-import { type BundleRequest, bundleOptions } from "../../infra/bundle.js";
+import { type BundleRequest, bundleOptions } from "../../infra/aws/bundle.js";
 
 /**
  * A function bundled with the deployed options except that the AWS SDK goes into the bundle

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import type { ProbeResult } from "./protocol.js";
 
-/** The Node options every function runs with on AWS (`infra/constructs/service-function.ts`). */
+/** The Node options every function runs with on AWS (`infra/aws/constructs/service-function.ts`). */
 const LAMBDA_NODE_OPTIONS = ["--enable-source-maps"];
 const PROBE_TIMEOUT_MS = 60_000;
 

@@ -8,7 +8,7 @@ import {
   type ScheduledFunction,
   scheduledFunctions,
 } from "../../functions/manifest.js";
-import { bundleAll, bundleFunction } from "../../infra/bundle.js";
+import { bundleAll, bundleFunction } from "../../infra/aws/bundle.js";
 import type { CheckMessage } from "../../lib/competitors/sweep.js";
 import { newId } from "../../lib/ids.js";
 import type { CrawlMessage } from "../../lib/knowledge/crawl-store.js";

@@ -1,5 +1,5 @@
+import { type LocalRuntime, startLocal } from "../../infra/local/runtime.js";
 import { loadConfig } from "../../lib/config.js";
-import { type LocalRuntime, startLocal } from "../../lib/local/runtime.js";
 import { createStores, type Stores } from "../../lib/store/clients.js";
 import { Queue } from "../../lib/store/queue.js";
 import type { BenchContext } from "./figure.js";

@@ -1,4 +1,4 @@
-import type { LocalRuntime } from "../../lib/local/runtime.js";
+import type { LocalRuntime } from "../../infra/local/runtime.js";
 import type { Stores } from "../../lib/store/clients.js";
 import type { Queue } from "../../lib/store/queue.js";
 import type { Summary } from "./stats.js";

@@ -39,7 +39,7 @@ export const figure: Figure = {
   id: "cold-start",
   title: "Cold start of each Lambda entry point",
   description:
-    "Every function of `functions/manifest.ts`, bundled by `infra/bundle.ts` exactly as deployed " +
+    "Every function of `functions/manifest.ts`, bundled by `infra/aws/bundle.ts` exactly as deployed " +
     "(minified ESM, AWS SDK left to the runtime), then loaded by a fresh `node --enable-source-maps` " +
     "process that answers one event against the emulators of this run: an API Gateway REST proxy " +
     "event for API functions, an SQS batch of one real message for workers, an EventBridge event " +

@@ -5,7 +5,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import MiniSearch from "minisearch";
-import { ensureTable, startDynamo, startS3 } from "../../lib/local/emulators.js";
+import { ensureTable, startDynamo, startS3 } from "../../infra/local/emulators.js";
 import { engine, storageOptions } from "../../lib/search/engine.js";
 import { sqlString } from "../../lib/search/filters.js";
 import {

@@ -26,7 +26,7 @@ import type { SandboxReply, SandboxRequest, SandboxTasks } from "./parse-worker.
  * - from TypeScript sources (tsx, vitest): `parse-worker.ts` through `dev-worker.mjs`, which
  *   registers tsx inside the thread (Node 20 does not hand loader hooks to worker threads);
  * - bundled (esbuild, Lambda): `parse-worker.mjs` (or `.js`) beside the bundle, built from
- *   `lib/files/parse-worker.ts` as a second entry point (infra/bundle.ts).
+ *   `lib/files/parse-worker.ts` as a second entry point (infra/aws/bundle.ts).
  */
 export function workerScript(base = import.meta.url): WorkerScript {
   const extension = extname(fileURLToPath(base));

@@ -1,8 +1,8 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { ensureDefaultWorkspace } from "../../infra/local/bootstrap.js";
 import { hashKey, KeyStore } from "../../lib/auth/keys.js";
-import { ensureDefaultWorkspace } from "../../lib/local/bootstrap.js";
 import { Table } from "../../lib/store/table.js";
 import { startAws, type TestAws } from "../support/aws.js";
 

@@ -1,12 +1,12 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Context, ScheduledEvent } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Emulator, ensureTable, startDynamo, startS3 } from "../../infra/local/emulators.js";
+import { LocalQueues, type SqsHandler } from "../../infra/local/queues.js";
 import { Competitors } from "../../lib/competitors/competitors.js";
 import { Events } from "../../lib/competitors/events.js";
 import { Snapshots } from "../../lib/competitors/snapshot.js";
 import { loadConfig } from "../../lib/config.js";
-import { type Emulator, ensureTable, startDynamo, startS3 } from "../../lib/local/emulators.js";
-import { LocalQueues, type SqsHandler } from "../../lib/local/queues.js";
 import { createStores } from "../../lib/store/clients.js";
 import { type CompetitorSite, startCompetitorSite } from "../support/competitor-site.js";
 import { closedPort } from "./world.js";

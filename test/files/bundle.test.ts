@@ -5,18 +5,18 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { type BuildOptions, build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleOptions, REPO_ROOT } from "../../infra/bundle.js";
+import { bundleOptions, REPO_ROOT } from "../../infra/aws/bundle.js";
 import { workerScript } from "../../lib/files/sandbox.js";
 import { htmlPage, prose } from "../support/sites.js";
 import { docxBytes, encryptedPdf, pdfBytes } from "./support/documents.js";
 
 /**
  * The Lambda layout: a function bundled as index.mjs with the project's own esbuild options
- * (infra/bundle.ts), and the sandbox thread bundled beside it as parse-worker.mjs; jsdom, which
+ * (infra/aws/bundle.ts), and the sandbox thread bundled beside it as parse-worker.mjs; jsdom, which
  * reads files at run time, is installed beside them rather than bundled (here: NODE_PATH).
  */
 
-/** How the CDK hook (to be added to infra/bundle.ts) builds the parser thread beside a function. */
+/** How the CDK hook (to be added to infra/aws/bundle.ts) builds the parser thread beside a function. */
 const parseWorkerBuild = (outdir: string): BuildOptions => ({
   ...bundleOptions("lib/files/parse-worker.ts", ""),
   outfile: undefined,

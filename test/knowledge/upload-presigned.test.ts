@@ -8,6 +8,8 @@ import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { SQSHandler } from "aws-lambda";
 import S3rver from "s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Emulator, ensureTable, startDynamo } from "../../infra/local/emulators.js";
+import { LocalQueues, type SqsHandler } from "../../infra/local/queues.js";
 import { KeyStore } from "../../lib/auth/keys.js";
 import { createServiceApp } from "../../lib/http/app.js";
 import { bearerAuth } from "../../lib/http/auth.js";
@@ -17,8 +19,6 @@ import { LexicalRetriever } from "../../lib/knowledge/retrieval.js";
 import { type IndexMessage, Sources } from "../../lib/knowledge/sources.js";
 import { type PendingUpload, type UploadSettings, Uploads } from "../../lib/knowledge/uploads.js";
 import { uploadsApi } from "../../lib/knowledge/uploads-api.js";
-import { type Emulator, ensureTable, startDynamo } from "../../lib/local/emulators.js";
-import { LocalQueues, type SqsHandler } from "../../lib/local/queues.js";
 import { Blobs } from "../../lib/store/blobs.js";
 import { Queue } from "../../lib/store/queue.js";
 import { Table, wsKey } from "../../lib/store/table.js";
@@ -48,7 +48,7 @@ let workspaceId: string;
 /** Off in the test that loses a notification. */
 let forwardEvents = true;
 
-/** A Lambda SQS handler as the local queues call it (as lib/local/runtime.ts does). */
+/** A Lambda SQS handler as the local queues call it (as infra/local/runtime.ts does). */
 const asyncHandler =
   (handler: SQSHandler): SqsHandler =>
   async (event, context) =>

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { ensureTable, startDynamo, startS3 } from "../../lib/local/emulators.js";
+import { ensureTable, startDynamo, startS3 } from "../../infra/local/emulators.js";
 import {
   DynamoWriterLock,
   type IndexedChunk,

@@ -1,4 +1,4 @@
-import { LocalQueues } from "../../lib/local/queues.js";
+import { LocalQueues } from "../../infra/local/queues.js";
 
 /**
  * A process that consumes the `jobs` queue kept in the state file given as its argument, one

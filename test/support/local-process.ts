@@ -12,12 +12,12 @@ export interface LocalProcess {
   output: () => string;
 }
 
-/** Starts `lib/local/main.ts` on `dataDir` with extra environment; resolves once it listens. */
+/** Starts `infra/local/main.ts` on `dataDir` with extra environment; resolves once it listens. */
 export async function startLocalProcess(
   dataDir: string,
   env: Record<string, string> = {},
 ): Promise<LocalProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "lib/local/main.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "infra/local/main.ts"], {
     env: { ...process.env, PORT: "0", DATA_DIR: dataDir, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

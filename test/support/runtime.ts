@@ -1,4 +1,4 @@
-import { type LocalRuntime, startLocal } from "../../lib/local/runtime.js";
+import { type LocalRuntime, startLocal } from "../../infra/local/runtime.js";
 
 export interface TestRuntime {
   runtime: LocalRuntime;

@@ -6,8 +6,8 @@ import {
   type QueueName,
   queueUrlVariable,
   queueWorkers,
-} from "../../functions/manifest.js";
-import { MAX_RECEIVE_COUNT } from "../../lib/config.js";
+} from "../../../functions/manifest.js";
+import { MAX_RECEIVE_COUNT } from "../../../lib/config.js";
 
 /**
  * One queue per kind of background work, each with a dead-letter queue. The visibility timeout is

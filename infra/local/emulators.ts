@@ -10,7 +10,7 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import dynalite from "dynalite";
 import S3rver from "s3rver";
-import { TABLE_INDEXES, TABLE_KEY } from "../store/schema.js";
+import { TABLE_INDEXES, TABLE_KEY } from "../../lib/store/schema.js";
 
 export interface Emulator {
   endpoint: string;

@@ -2,9 +2,9 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type BuildOptions, build, type Plugin } from "esbuild";
-import { apiFunctions, queueWorkers, scheduledFunctions } from "../functions/manifest.js";
+import { apiFunctions, queueWorkers, scheduledFunctions } from "../../functions/manifest.js";
 
-export const REPO_ROOT = join(import.meta.dirname, "..");
+export const REPO_ROOT = join(import.meta.dirname, "../..");
 
 /**
  * zod's namespace export carries features this service never calls: every locale (about 250 KB

@@ -7,7 +7,7 @@ import {
   RestApi,
 } from "aws-cdk-lib/aws-apigateway";
 import { Construct } from "constructs";
-import type { ApiFunction } from "../../functions/manifest.js";
+import type { ApiFunction } from "../../../functions/manifest.js";
 import type { ServiceFunction } from "./service-function.js";
 
 export interface ApiProps {

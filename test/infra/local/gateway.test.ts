@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
-import { createModule, createServiceApp } from "../../lib/http/app.js";
-import { localGateway } from "../../lib/local/gateway.js";
+import { localGateway } from "../../../infra/local/gateway.js";
+import { createModule, createServiceApp } from "../../../lib/http/app.js";
 
 /** A function app answering its name on the given POST routes. */
 function fn(name: string, paths: string[]) {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { MiddlewareHandler } from "hono";
-import type { ErrorBody } from "../errors.js";
-import { type AppEnv, createServiceApp, pathMatcher, type ServiceApp } from "../http/app.js";
+import type { ErrorBody } from "../../lib/errors.js";
+import { type AppEnv, createServiceApp, pathMatcher, type ServiceApp } from "../../lib/http/app.js";
 
 /** API Gateway's own limit on a request's payload (10 MB), which it applies before any function. */
 const API_GATEWAY_PAYLOAD_LIMIT = 10 * 1024 * 1024;

@@ -4,14 +4,14 @@ import { type ServerType, serve } from "@hono/node-server";
 import { createRoute } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "../../lib/errors.js";
+import { localGateway } from "../../../infra/local/gateway.js";
+import { DomainError } from "../../../lib/errors.js";
 import {
   type AppEnv,
   createModule,
   createServiceApp,
   DEFAULT_BODY_LIMIT,
-} from "../../lib/http/app.js";
-import { localGateway } from "../../lib/local/gateway.js";
+} from "../../../lib/http/app.js";
 
 /**
  * The local gateway over raw HTTP, served as the local runtime serves it: a body is read only by
@@ -24,7 +24,7 @@ const MiB = 1024 * 1024;
 
 const keyCheck: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.req.header("authorization") !== `Bearer ${KEY}`) {
-    throw new ApiError(401, "unauthorized", "A valid API key is required");
+    throw new DomainError("unauthorized", "A valid API key is required");
   }
   c.set("workspaceId", "ws_gateway");
   await next();

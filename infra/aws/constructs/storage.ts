@@ -2,7 +2,7 @@ import { RemovalPolicy } from "aws-cdk-lib";
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
-import { TABLE_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from "../../lib/store/schema.js";
+import { TABLE_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from "../../../lib/store/schema.js";
 
 /** The single table (records) and the single bucket (content, chunks, snapshots). Both kept on stack deletion. */
 export class Storage extends Construct {

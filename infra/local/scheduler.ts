@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { ScheduledEvent, ScheduledHandler } from "aws-lambda";
 import { Cron } from "croner";
-import { logger } from "../log.js";
+import { logger } from "../../lib/log.js";
 import { lambdaContext } from "./lambda-context.js";
 
 /**

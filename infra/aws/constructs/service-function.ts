@@ -8,7 +8,7 @@ import {
 } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
-import type { Access } from "../../functions/manifest.js";
+import type { Access } from "../../../functions/manifest.js";
 import type { WorkQueues } from "./queues.js";
 import type { Storage } from "./storage.js";
 
@@ -17,7 +17,7 @@ export interface FunctionContext {
   storage: Storage;
   queues: WorkQueues;
   environment: Record<string, string>;
-  /** The folder `infra/bundle.ts` built for a function (holding `index.mjs`). */
+  /** The folder `infra/aws/bundle.ts` built for a function (holding `index.mjs`). */
   bundleDir: (name: string) => string;
 }
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { SQSEvent } from "aws-lambda";
 import { afterEach, describe, expect, it } from "vitest";
-import { LocalQueues } from "../../lib/local/queues.js";
+import { LocalQueues } from "../../../infra/local/queues.js";
 
 const MAX_RECEIVE_COUNT = 3;
 const open: LocalQueues[] = [];

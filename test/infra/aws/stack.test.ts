@@ -9,11 +9,11 @@ import {
   QUEUES,
   queueWorkers,
   scheduledFunctions,
-} from "../../functions/manifest.js";
-import { bundleAll } from "../../infra/bundle.js";
-import { eventBridgeCron } from "../../infra/constructs/schedules.js";
-import { KbIntelStack, settingsFrom } from "../../infra/stack.js";
-import { MAX_RECEIVE_COUNT } from "../../lib/config.js";
+} from "../../../functions/manifest.js";
+import { bundleAll } from "../../../infra/aws/bundle.js";
+import { eventBridgeCron } from "../../../infra/aws/constructs/schedules.js";
+import { KbIntelStack, settingsFrom } from "../../../infra/aws/stack.js";
+import { MAX_RECEIVE_COUNT } from "../../../lib/config.js";
 
 let template: Template;
 let bundles: Awaited<ReturnType<typeof bundleAll>>;

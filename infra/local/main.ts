@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { logger } from "../log.js";
+import { logger } from "../../lib/log.js";
 import { startLocal } from "./runtime.js";
 
 // The Lambdas run Node 22; locally Node 20 is supported, so the SDK's upgrade notice is noise here.

@@ -1,7 +1,7 @@
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { Construct } from "constructs";
-import { cronOf, scheduledFunctions } from "../../functions/manifest.js";
+import { cronOf, scheduledFunctions } from "../../../functions/manifest.js";
 import { type FunctionContext, ServiceFunction } from "./service-function.js";
 
 /**

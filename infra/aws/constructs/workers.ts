@@ -1,6 +1,6 @@
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Construct } from "constructs";
-import { queueWorkers } from "../../functions/manifest.js";
+import { queueWorkers } from "../../../functions/manifest.js";
 import { type FunctionContext, ServiceFunction } from "./service-function.js";
 
 /**

@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { KeyStore } from "../auth/keys.js";
+import { KeyStore } from "../../lib/auth/keys.js";
+import { Table } from "../../lib/store/table.js";
 import { ensureTable, startDynamo } from "../local/emulators.js";
 import { runningRuntime, TABLE_NAME } from "../local/runtime.js";
-import { Table } from "../store/table.js";
 
 // The Lambdas run Node 22; locally Node 20 is supported, so the SDK's upgrade notice is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";

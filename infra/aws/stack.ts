@@ -2,9 +2,9 @@ import { CfnOutput, SecretValue, Stack, type StackProps } from "aws-cdk-lib";
 import { EventType } from "aws-cdk-lib/aws-s3";
 import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Construct } from "constructs";
-import { apiFunctions } from "../functions/manifest.js";
-import { CONFIG_KEYS } from "../lib/config.js";
-import { UPLOAD_NOTIFICATION_FILTER } from "../lib/knowledge/uploads-files.js";
+import { apiFunctions } from "../../functions/manifest.js";
+import { CONFIG_KEYS } from "../../lib/config.js";
+import { UPLOAD_NOTIFICATION_FILTER } from "../../lib/knowledge/uploads-files.js";
 import { Api } from "./constructs/api.js";
 import { WorkQueues } from "./constructs/queues.js";
 import { Schedules } from "./constructs/schedules.js";
@@ -14,7 +14,7 @@ import { Workers } from "./constructs/workers.js";
 
 /** The whole service: storage, queues, API functions behind API Gateway, and workers. */
 export interface KbIntelStackProps extends StackProps {
-  /** Folders of the bundled functions by name, from `bundleAll` in `infra/bundle.ts`. */
+  /** Folders of the bundled functions by name, from `bundleAll` in `infra/aws/bundle.ts`. */
   bundles: Map<string, { dir: string }>;
   /** Service settings for every function (model, limits, quotas...), e.g. from the synth environment. */
   settings?: Record<string, string>;

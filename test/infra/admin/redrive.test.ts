@@ -3,8 +3,8 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_RECEIVE_COUNT } from "../../lib/config.js";
-import { type LocalRuntime, startLocal } from "../../lib/local/runtime.js";
+import { type LocalRuntime, startLocal } from "../../../infra/local/runtime.js";
+import { MAX_RECEIVE_COUNT } from "../../../lib/config.js";
 
 let dataDir: string;
 let runtime: LocalRuntime;
@@ -44,7 +44,7 @@ describe("the admin commands against a running local runtime", () => {
     ]);
 
     repaired = true;
-    const result = await cli("lib/admin/redrive-cli.ts", "probe");
+    const result = await cli("infra/admin/redrive-cli.ts", "probe");
     expect(result.stdout).toContain("redrive started");
     await runtime.queues.idle();
     expect(runtime.queues.deadLetters("probe")).toEqual([]);
@@ -54,12 +54,12 @@ describe("the admin commands against a running local runtime", () => {
   });
 
   it("keys create, list and revoke work while the runtime holds the database", async () => {
-    const created = await cli("lib/admin/keys-cli.ts", "create", "--name", "Acme");
+    const created = await cli("infra/admin/keys-cli.ts", "create", "--name", "Acme");
     const key = /key {7}(\S+)/.exec(created.stdout)?.[1] ?? "";
     const keyId = /key id {4}(\S+)/.exec(created.stdout)?.[1] ?? "";
     expect(await runtime.keys.verify(key)).toMatch(/^ws_/);
-    expect((await cli("lib/admin/keys-cli.ts", "list")).stdout).toContain("Acme");
-    expect((await cli("lib/admin/keys-cli.ts", "revoke", keyId)).status).toBe(0);
+    expect((await cli("infra/admin/keys-cli.ts", "list")).stdout).toContain("Acme");
+    expect((await cli("infra/admin/keys-cli.ts", "revoke", keyId)).status).toBe(0);
     expect(await runtime.keys.verify(key)).toBeNull();
   });
 });

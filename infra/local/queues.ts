@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname } from "node:path";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import { logger } from "../log.js";
+import { logger } from "../../lib/log.js";
 import { lambdaContext } from "./lambda-context.js";
 
 /**

@@ -1,5 +1,5 @@
-import type { KeyStore } from "../auth/keys.js";
-import type { Item, Table } from "../store/table.js";
+import type { KeyStore } from "../../lib/auth/keys.js";
+import type { Item, Table } from "../../lib/store/table.js";
 
 const MARKER = { pk: "SYSTEM", sk: "DEFAULT_WORKSPACE" } as const;
 
