@@ -1,11 +1,13 @@
-import type { ContentfulStatusCode } from "hono/utils/http-status";
+/**
+ * Domain errors: what went wrong, as a stable code the caller can act on. The domain knows no
+ * HTTP status; `lib/http/errors.ts` holds the one mapping from code to status.
+ */
 
 /** Stable, machine-readable error codes of the API. */
 export type ErrorCode =
   | "validation_failed"
   | "invalid_json"
   | "invalid_cursor"
-  | "not_supported"
   | "unauthorized"
   | "not_found"
   | "method_not_allowed"
@@ -25,19 +27,41 @@ export interface ErrorBody {
   error: { code: string; message: string; details?: unknown; requestId?: string };
 }
 
-/** An error meant for the client: its status, code and message are sent as they are. */
-export class ApiError extends Error {
+export interface DomainErrorOptions {
+  /** Sent as the body's `details`. */
+  details?: unknown;
+  /** When asking again may succeed. */
+  retryAfterSeconds?: number;
+}
+
+/** An error meant for the caller: its code, message and details are sent as they are. */
+export class DomainError extends Error {
+  readonly details: unknown;
+  readonly retryAfterSeconds: number | undefined;
+
   constructor(
-    readonly status: ContentfulStatusCode,
     readonly code: ErrorCode,
     message: string,
-    readonly details?: unknown,
-    readonly headers?: Record<string, string>,
+    { details, retryAfterSeconds }: DomainErrorOptions = {},
   ) {
     super(message);
-    this.name = "ApiError";
+    this.name = "DomainError";
+    this.details = details;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
+export const isDomainError = (err: unknown, code?: ErrorCode): err is DomainError =>
+  err instanceof DomainError && (code === undefined || err.code === code);
+
 export const notFound = (what: string, id: string) =>
-  new ApiError(404, "not_found", `No ${what} with id ${id}`);
+  new DomainError("not_found", `No ${what} with id ${id}`);
+
+export const invalid = (message: string, details?: unknown) =>
+  new DomainError("validation_failed", message, { details });
+
+export const conflict = (message: string, details?: unknown) =>
+  new DomainError("conflict", message, { details });
+
+export const serviceUnavailable = (message: string, details?: unknown) =>
+  new DomainError("service_unavailable", message, { details });

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { ApiError } from "../errors.js";
+import { conflict, invalid } from "../errors.js";
 import { newId } from "../ids.js";
 import type { Item, Table } from "../store/table.js";
 
@@ -68,13 +68,13 @@ export class KeyStore {
   /** Stores a key for a workspace. Registering the same key for the same workspace again is a no-op. */
   async registerKey(workspaceId: string, key: string, label = "default"): Promise<KeyInfo> {
     if (!isWellFormedKey(key)) {
-      throw new ApiError(400, "validation_failed", "A key is 16 to 256 URL-safe characters");
+      throw invalid("A key is 16 to 256 URL-safe characters");
     }
     const hash = hashKey(key);
     const existing = await this.table.get<KeyItem>(`KEY#${hash}`, "KEY");
     if (existing) {
       if (existing.workspaceId !== workspaceId) {
-        throw new ApiError(409, "conflict", "That key belongs to another workspace");
+        throw conflict("That key belongs to another workspace");
       }
       return toInfo(existing);
     }

@@ -102,7 +102,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 export class Checker {
   constructor(private readonly deps: CheckerDeps) {}
 
-  /** 404 for an unknown competitor, 409 while another check of it runs. */
+  /** `not_found` for an unknown competitor, `conflict` while another check of it runs. */
   /** `reserve` runs once the check holds the competitor, before any request (a quota). */
   async check(
     workspaceId: string,

@@ -1,4 +1,4 @@
-import { ApiError, notFound } from "../errors.js";
+import { conflict, notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 import { normalizeDomain } from "./domain.js";
@@ -101,7 +101,7 @@ export class Competitors {
     return claim ? this.find(workspaceId, claim.competitorId) : undefined;
   }
 
-  /** Starts tracking a domain (or URL); a 409 when the workspace tracks its domain already. */
+  /** Starts tracking a domain (or URL); a conflict when the workspace tracks its domain already. */
   async create(workspaceId: string, input: string): Promise<CompetitorItem> {
     const { domain, homepage } = normalizeDomain(input);
     const id = newId("competitor");
@@ -151,10 +151,7 @@ export class Competitors {
       );
       if (taken) return;
     }
-    throw new ApiError(409, "conflict", `${domain} is tracked already`, {
-      domain,
-      competitorId: claim.competitorId,
-    });
+    throw conflict(`${domain} is tracked already`, { domain, competitorId: claim.competitorId });
   }
 
   list(workspaceId: string, limit: number, cursor?: string): Promise<Page<CompetitorItem>> {
@@ -191,7 +188,7 @@ export class Competitors {
   }
 
   /**
-   * Takes the competitor for one check until `until` (epoch ms); a 409 while another check holds
+   * Takes the competitor for one check until `until` (epoch ms); a conflict while another check holds
    * it, so two checks never compare against the same snapshot and report a change twice.
    */
   async lease(
@@ -210,7 +207,7 @@ export class Competitors {
       ));
     if (item) return item;
     await this.get(workspaceId, id);
-    throw new ApiError(409, "conflict", "A check of this competitor is running; try again shortly");
+    throw conflict("A check of this competitor is running; try again shortly");
   }
 
   /**

@@ -1,5 +1,5 @@
 import { domainToASCII } from "node:url";
-import { ApiError } from "../errors.js";
+import { invalid } from "../errors.js";
 
 /** A competitor's identity: the normalised domain, and the homepage when a URL was given. */
 export interface CompetitorDomain {
@@ -13,8 +13,8 @@ const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
-const invalid = (input: string, reason: string) =>
-  new ApiError(400, "validation_failed", `"${input}" is not a valid domain: ${reason}`, {
+const invalidDomain = (input: string, reason: string) =>
+  invalid(`"${input}" is not a valid domain: ${reason}`, {
     issues: [{ path: "domain", message: reason }],
   });
 
@@ -34,25 +34,26 @@ function isHostName(host: string): boolean {
 /**
  * Normalises what a user typed as a competitor: a bare domain (`Acme.com`, `www.acme.com/about`)
  * or a URL (`https://www.acme.com/en/`). Two spellings of one site give one `domain`, which is
- * what duplicates are detected on. Throws a 400 for anything that is not a public host name.
+ * what duplicates are detected on. Throws `validation_failed` for anything that is not a public
+ * host name.
  */
 export function normalizeDomain(input: string): CompetitorDomain {
   const raw = input.trim();
-  if (raw === "") throw invalid(input, "it is empty");
+  if (raw === "") throw invalidDomain(input, "it is empty");
   const isUrl = SCHEME.test(raw);
   let url: URL;
   try {
     url = new URL(isUrl ? raw : `http://${raw}`);
   } catch {
-    throw invalid(input, "it cannot be parsed as a host name or URL");
+    throw invalidDomain(input, "it cannot be parsed as a host name or URL");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw invalid(input, "only http and https URLs are accepted");
+    throw invalidDomain(input, "only http and https URLs are accepted");
   }
-  if (url.username || url.password) throw invalid(input, "credentials are not accepted");
+  if (url.username || url.password) throw invalidDomain(input, "credentials are not accepted");
   // URL parsing already lowercases and punycodes; domainToASCII also rejects what IDNA forbids.
   const ascii = domainToASCII(url.hostname.replace(/\.$/, ""));
-  if (!ascii || !isHostName(ascii)) throw invalid(input, "it is not a public host name");
+  if (!ascii || !isHostName(ascii)) throw invalidDomain(input, "it is not a public host name");
   const withoutWww = ascii.startsWith("www.") ? ascii.slice(4) : ascii;
   const host = isHostName(withoutWww) ? withoutWww : ascii;
   // A bare domain is tried over https then http, so both default ports are dropped.

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { mapLimit } from "../async.js";
-import { ApiError } from "../errors.js";
+import { isDomainError, serviceUnavailable } from "../errors.js";
 import { logger } from "../log.js";
 import type { Queue } from "../store/queue.js";
 import type { Table } from "../store/table.js";
@@ -38,7 +38,7 @@ async function enqueue(
 }
 
 /**
- * Queues a check of every competitor of one workspace; answers how many. A 503 when the queue
+ * Queues a check of every competitor of one workspace; answers how many. `service_unavailable` when the queue
  * fails: checks queued before the failure run, and asking again queues no duplicate work.
  */
 export async function enqueueWorkspace(
@@ -55,7 +55,7 @@ export async function enqueueWorkspace(
     return await enqueue(queue, targets, new Date().toISOString());
   } catch (err) {
     logger.error("competitor checks could not be queued", { workspaceId, error: err });
-    throw new ApiError(503, "service_unavailable", "Checks could not be queued; try again");
+    throw serviceUnavailable("Checks could not be queued; try again");
   }
 }
 
@@ -92,8 +92,8 @@ export async function runQueuedCheck(
     logger.info("competitor checked", { ...message, ok: result.ok, changed: result.changed });
     return "checked";
   } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return "gone";
-    if (err instanceof ApiError && err.status === 409) return "busy";
+    if (isDomainError(err, "not_found")) return "gone";
+    if (isDomainError(err, "conflict")) return "busy";
     throw err;
   }
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ApiError, type ErrorBody } from "../errors.js";
+import { DomainError, invalid } from "../errors.js";
 import { logger } from "../log.js";
+import { domainErrorResponse, errorResponse } from "./errors.js";
 
 export interface AppEnv {
   Variables: { requestId: string; workspaceId: string };
@@ -22,9 +22,8 @@ const jsonLimit = bodyLimit({ maxSize: DEFAULT_BODY_LIMIT });
 const multipartLimit = bodyLimit({
   maxSize: MULTIPART_BODY_LIMIT,
   onError: () => {
-    throw new ApiError(413, "payload_too_large", "Files over 4 MB go through a presigned upload", {
-      limit: MULTIPART_BODY_LIMIT,
-      presignedUpload: "POST /api/knowledge/uploads",
+    throw new DomainError("payload_too_large", "Files over 4 MB go through a presigned upload", {
+      details: { limit: MULTIPART_BODY_LIMIT, presignedUpload: "POST /api/knowledge/uploads" },
     });
   },
 });
@@ -40,7 +39,7 @@ export function createModule() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
-        throw new ApiError(400, "validation_failed", "The request is not valid", {
+        throw invalid("The request is not valid", {
           issues: result.error.issues.map((issue) => ({
             path: issue.path.join("."),
             message: issue.message,
@@ -53,25 +52,16 @@ export function createModule() {
 
 export type Module = ReturnType<typeof createModule>;
 
-export function errorResponse(
-  c: Context,
-  status: ContentfulStatusCode,
-  body: ErrorBody["error"],
-  headers?: Record<string, string>,
-) {
-  return c.json({ error: body } satisfies ErrorBody, status, headers);
-}
-
-function toApiError(err: Error): ApiError | undefined {
-  if (err instanceof ApiError) return err;
+/** Hono's own errors (bad JSON, body over the limit) as the project's domain errors. */
+function toDomainError(err: Error): DomainError | undefined {
+  if (err instanceof DomainError) return err;
   if (err instanceof HTTPException) {
-    if (err.status === 400) return new ApiError(400, "invalid_json", "The body is not valid JSON");
+    if (err.status === 400) return new DomainError("invalid_json", "The body is not valid JSON");
     if (err.status === 413)
-      return new ApiError(413, "payload_too_large", "The request body is too large");
-    if (err.status === 401) return new ApiError(401, "unauthorized", "A valid API key is required");
+      return new DomainError("payload_too_large", "The request body is too large");
+    if (err.status === 401) return new DomainError("unauthorized", "A valid API key is required");
     if (err.status === 415) {
-      return new ApiError(
-        415,
+      return new DomainError(
         "unsupported_media_type",
         "This route does not accept that media type",
       );
@@ -120,8 +110,7 @@ const acceptedMediaTypes: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.req.header("transfer-encoding") !== undefined;
   const type = c.req.header("content-type") ?? "";
   if (hasBody && !ACCEPTED_MEDIA_TYPES.test(type)) {
-    throw new ApiError(
-      415,
+    throw new DomainError(
       "unsupported_media_type",
       `Send the body as application/json${type ? `, not ${type.split(";")[0]}` : ""}`,
     );
@@ -172,7 +161,6 @@ export function createServiceApp({ authenticate, rateLimit, modules }: ServiceOp
       const allow = [...allowed].sort().join(", ");
       return errorResponse(
         c,
-        405,
         {
           code: "method_not_allowed",
           message: `${c.req.method} is not allowed here; use ${allow}`,
@@ -180,29 +168,18 @@ export function createServiceApp({ authenticate, rateLimit, modules }: ServiceOp
         { Allow: allow },
       );
     }
-    return errorResponse(c, 404, {
+    return errorResponse(c, {
       code: "not_found",
       message: `No route ${c.req.method} ${c.req.path}`,
     });
   });
 
   app.onError((err, c) => {
-    const known = toApiError(err);
-    if (known) {
-      return errorResponse(
-        c,
-        known.status,
-        {
-          code: known.code,
-          message: known.message,
-          ...(known.details === undefined ? {} : { details: known.details }),
-        },
-        known.headers,
-      );
-    }
+    const known = toDomainError(err);
+    if (known) return domainErrorResponse(c, known);
     const requestId = c.get("requestId");
     logger.error("unhandled error", { requestId, error: err });
-    return errorResponse(c, 500, {
+    return errorResponse(c, {
       code: "internal_error",
       message: "Something went wrong on our side; quote the request id when reporting it",
       requestId,

@@ -1,18 +1,10 @@
 import type { MiddlewareHandler } from "hono";
 import type { KeyStore } from "../auth/keys.js";
-import { ApiError } from "../errors.js";
+import { DomainError } from "../errors.js";
 import type { AppEnv } from "./app.js";
 
 const unauthorized = () =>
-  new ApiError(
-    401,
-    "unauthorized",
-    "A valid API key is required: Authorization: Bearer <key>",
-    undefined,
-    {
-      "WWW-Authenticate": 'Bearer realm="api"',
-    },
-  );
+  new DomainError("unauthorized", "A valid API key is required: Authorization: Bearer <key>");
 
 /**
  * Resolves the workspace from `Authorization: Bearer <key>`. Missing, malformed, unknown and

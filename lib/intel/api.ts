@@ -1,5 +1,5 @@
 import { streamSSE } from "hono/streaming";
-import { ApiError } from "../errors.js";
+import { DomainError } from "../errors.js";
 import { createModule } from "../http/app.js";
 import { logger } from "../log.js";
 import type { BrandProfiles } from "./brand.js";
@@ -21,7 +21,7 @@ export function intelApi({ brands, chat: grounded }: IntelApiDeps) {
   app.openapi(getBrand, async (c) => {
     const profile = await brands.get(c.get("workspaceId"));
     if (!profile) {
-      throw new ApiError(404, "not_found", "No brand profile yet; save one with PUT /api/brand");
+      throw new DomainError("not_found", "No brand profile yet; save one with PUT /api/brand");
     }
     return c.json(profile, 200);
   });
@@ -51,10 +51,10 @@ export function intelApi({ brands, chat: grounded }: IntelApiDeps) {
         }
       } catch (err) {
         const requestId = c.get("requestId");
-        if (!(err instanceof ApiError))
+        if (!(err instanceof DomainError))
           logger.error("chat stream failed", { requestId, error: err });
         const error =
-          err instanceof ApiError
+          err instanceof DomainError
             ? { code: err.code, message: err.message }
             : { code: "internal_error", message: "Something went wrong on our side", requestId };
         await sse.writeSSE({ event: "error", data: JSON.stringify({ error }) });

@@ -1,5 +1,5 @@
 import type { z } from "@hono/zod-openapi";
-import { ApiError, notFound } from "../errors.js";
+import { DomainError, notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 import type { ArtifactDraftSchema } from "./artifacts-routes.js";
@@ -43,9 +43,8 @@ export class Artifacts {
   async create(workspaceId: string, draft: ArtifactDraft): Promise<Artifact> {
     const bytes = Buffer.byteLength(JSON.stringify(draft));
     if (bytes > MAX_ARTIFACT_BYTES) {
-      throw new ApiError(413, "payload_too_large", "The artifact is too large to save", {
-        bytes,
-        limit: MAX_ARTIFACT_BYTES,
+      throw new DomainError("payload_too_large", "The artifact is too large to save", {
+        details: { bytes, limit: MAX_ARTIFACT_BYTES },
       });
     }
     const id = newId("artifact");

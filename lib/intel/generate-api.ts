@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { DomainError } from "../errors.js";
 import { createModule } from "../http/app.js";
 import type { IntelGenerator } from "./generate.js";
 import { moduleRoute } from "./generate-routes.js";
@@ -17,11 +17,10 @@ export function generateApi({ generator }: { generator: IntelGenerator }) {
     );
   }
   app.post("/api/intel/:module", (c) => {
-    throw new ApiError(
-      404,
+    throw new DomainError(
       "not_found",
       `No intel module ${c.req.param("module")}; the modules are ${MODULE_NAMES.join(", ")}`,
-      { modules: MODULE_NAMES },
+      { details: { modules: MODULE_NAMES } },
     );
   });
   return app;

@@ -1,5 +1,5 @@
 import type { z } from "@hono/zod-openapi";
-import { ApiError } from "../errors.js";
+import { DomainError } from "../errors.js";
 import type { Retriever, SearchResult } from "../knowledge/retrieval.js";
 import type { Quotas } from "../limits/quotas.js";
 import type { LlmClient } from "../llm/client.js";
@@ -35,8 +35,7 @@ export interface IntelDeps {
 }
 
 const brandProfileMissing = () =>
-  new ApiError(
-    409,
+  new DomainError(
     "brand_profile_missing",
     "Intel is grounded in the brand profile, and none is saved: save one with PUT /api/brand first",
   );

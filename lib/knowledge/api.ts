@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { conflict, DomainError } from "../errors.js";
 import { createModule } from "../http/app.js";
 import type { Quotas } from "../limits/quotas.js";
 import type { Blobs } from "../store/blobs.js";
@@ -79,9 +79,8 @@ export function knowledgeApi({
     const text = body.text ?? "";
     const bytes = Buffer.byteLength(text, "utf8");
     if (bytes > maxTextBytes) {
-      throw new ApiError(413, "payload_too_large", `Text is limited to ${maxTextBytes} bytes`, {
-        limit: maxTextBytes,
-        bytes,
+      throw new DomainError("payload_too_large", `Text is limited to ${maxTextBytes} bytes`, {
+        details: { limit: maxTextBytes, bytes },
       });
     }
     const item = await sources.createText(workspaceId, text, body.name ?? nameFromText(text));
@@ -100,8 +99,11 @@ export function knowledgeApi({
   });
 
   app.openapi(searchKnowledge, async (c) => {
-    const { query, limit } = c.req.valid("json");
-    return c.json({ results: await retriever.search(c.get("workspaceId"), query, limit) }, 200);
+    const { query, limit, ...scope } = c.req.valid("json");
+    return c.json(
+      { results: await retriever.search(c.get("workspaceId"), query, limit, scope) },
+      200,
+    );
   });
 
   app.openapi(getSource, async (c) => {
@@ -119,7 +121,7 @@ export function knowledgeApi({
     const workspaceId = c.get("workspaceId");
     const { id } = c.req.valid("param");
     if ((await sources.get(workspaceId, id)).status === "awaiting_upload") {
-      throw new ApiError(409, "conflict", "The file has not been uploaded yet; upload it first");
+      throw conflict("The file has not been uploaded yet; upload it first");
     }
     const item = await sources.reindex(workspaceId, id);
     return c.json({ id: item.id, status: "indexing" as const }, 200);

@@ -1,4 +1,4 @@
-import { ApiError, notFound } from "../errors.js";
+import { conflict, notFound, serviceUnavailable } from "../errors.js";
 import { isId, newId } from "../ids.js";
 import type { QuotaCharge } from "../limits/quotas.js";
 import type { Page } from "../store/table.js";
@@ -117,9 +117,7 @@ export class Crawls {
       await this.store.sendWatch(crawl);
     } catch {
       await this.store.end(crawl, "failed", "The crawl could not be queued; start it again");
-      throw new ApiError(503, "service_unavailable", "The crawl could not be queued; try again", {
-        crawlId,
-      });
+      throw serviceUnavailable("The crawl could not be queued; try again", { crawlId });
     }
     return crawl;
   }
@@ -153,9 +151,7 @@ export class Crawls {
       crawl.status === "indexing" ? await this.store.end(crawl, "cancelled", null) : undefined;
     const now = ended ?? (await this.get(workspaceId, crawlId));
     if (now.status !== "cancelled") {
-      throw new ApiError(409, "conflict", `The crawl has ${now.status} already`, {
-        status: now.status,
-      });
+      throw conflict(`The crawl has ${now.status} already`, { status: now.status });
     }
     return now;
   }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { SQSRecord } from "aws-lambda";
 import { z } from "zod";
 import { mapLimit } from "../async.js";
-import { ApiError } from "../errors.js";
+import { isDomainError } from "../errors.js";
 import { logger } from "../log.js";
 import type { Blobs } from "../store/blobs.js";
 import type { Queue } from "../store/queue.js";
@@ -232,7 +232,7 @@ export class Crawler {
       });
     } catch (err) {
       // A conflict means an earlier delivery of this message created it.
-      if (!(err instanceof ApiError && err.status === 409)) throw err;
+      if (!isDomainError(err, "conflict")) throw err;
     }
   }
 

@@ -1,4 +1,4 @@
-import { ApiError, notFound } from "../errors.js";
+import { conflict, notFound, serviceUnavailable } from "../errors.js";
 import { isId, newId } from "../ids.js";
 import type { Blobs, StoredObject } from "../store/blobs.js";
 import type { Queue } from "../store/queue.js";
@@ -158,7 +158,7 @@ export class Sources {
     const fresh = newSourceItem(workspaceId, fields);
     const item = { ...fresh, ...indexingMarker(workspaceId, fresh.id, fresh.created_at) };
     if (!(await this.deps.table.create(item))) {
-      throw new ApiError(409, "conflict", `A knowledge source with id ${item.id} exists already`);
+      throw conflict(`A knowledge source with id ${item.id} exists already`);
     }
     return this.enqueue(item);
   }
@@ -257,7 +257,7 @@ export class Sources {
         { expression: "revision = :rev", values: { ":rev": item.revision } },
         INDEXING_MARKER,
       );
-      throw new ApiError(503, "service_unavailable", "Indexing could not be queued; try again", {
+      throw serviceUnavailable("Indexing could not be queued; try again", {
         id: item.id,
         status: failed?.status ?? item.status,
       });

@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { DomainError, invalid } from "../errors.js";
 import { megabytes } from "../files/limits.js";
 import {
   ACCEPTED_CONTENT_TYPES,
@@ -46,8 +46,9 @@ export interface AcceptedFile {
 }
 
 /**
- * Validates a file's declaration before a byte is stored: a name, a supported type (415 with
- * the accepted list), and a size within `maxBytes` (413; `tooLargeHint` tells where larger files go).
+ * Validates a file's declaration before a byte is stored: a name, a supported type
+ * (`unsupported_media_type` with the accepted list), and a size within `maxBytes`
+ * (`payload_too_large`; `tooLargeHint` tells where larger files go).
  */
 export function acceptFile(
   file: { filename: string; contentType: string | null | undefined; bytes: number },
@@ -55,21 +56,19 @@ export function acceptFile(
   tooLargeHint?: { message: string; details: Record<string, unknown> },
 ): AcceptedFile {
   const filename = cleanFilename(file.filename);
-  if (!filename) throw new ApiError(400, "validation_failed", "The file needs a name");
-  if (file.bytes <= 0) throw new ApiError(400, "validation_failed", "The file is empty");
+  if (!filename) throw invalid("The file needs a name");
+  if (file.bytes <= 0) throw invalid("The file is empty");
   if (file.bytes > maxBytes) {
-    throw new ApiError(
-      413,
+    throw new DomainError(
       "payload_too_large",
       `Files are limited to ${megabytes(maxBytes)} here${tooLargeHint ? `; ${tooLargeHint.message}` : ""}`,
-      { limit: maxBytes, bytes: file.bytes, ...tooLargeHint?.details },
+      { details: { limit: maxBytes, bytes: file.bytes, ...tooLargeHint?.details } },
     );
   }
   const declared = declaredType(filename, file.contentType);
   if (!declared.ok) {
-    throw new ApiError(415, "unsupported_media_type", declared.message, {
-      contentTypes: ACCEPTED_CONTENT_TYPES,
-      extensions: ACCEPTED_EXTENSIONS,
+    throw new DomainError("unsupported_media_type", declared.message, {
+      details: { contentTypes: ACCEPTED_CONTENT_TYPES, extensions: ACCEPTED_EXTENSIONS },
     });
   }
   return { filename, kind: declared.kind, contentType: declared.contentType };

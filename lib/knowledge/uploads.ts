@@ -1,7 +1,7 @@
 import { createPresignedPost } from "@aws-sdk/s3-presigned-post";
 import { mapLimit } from "../async.js";
 import type { Config } from "../config.js";
-import { ApiError } from "../errors.js";
+import { conflict, DomainError } from "../errors.js";
 import { mediaType } from "../files/types.js";
 import { newId } from "../ids.js";
 import { type QuotaCharge, refundUnused } from "../limits/quotas.js";
@@ -147,7 +147,7 @@ export class Uploads {
       [GSI1.sortKey]: `${deadline}#${workspaceId}#${id}`,
     };
     if (!(await table.create(item))) {
-      throw new ApiError(409, "conflict", `A knowledge source with id ${id} exists already`);
+      throw conflict(`A knowledge source with id ${id} exists already`);
     }
     return { id, uploadUrl: url, fields, method: "POST", expiresAt };
   }
@@ -264,10 +264,13 @@ export class Uploads {
       await this.deps.sources.reindex(item.workspaceId, item.id);
       return "queued";
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      // 404: deleted meanwhile. 503: the source is failed already, telling the user to reindex.
-      if (err.status === 503) logger.error("upload could not be queued", { sourceId: item.id });
-      return err.status === 404 ? "ignored" : "failed";
+      if (!(err instanceof DomainError)) throw err;
+      // Not found: deleted meanwhile. Unavailable: the source is failed already, telling the user
+      // to reindex.
+      if (err.code === "service_unavailable") {
+        logger.error("upload could not be queued", { sourceId: item.id });
+      }
+      return err.code === "not_found" ? "ignored" : "failed";
     }
   }
 

@@ -1,10 +1,10 @@
-import { ApiError } from "../errors.js";
+import { invalid } from "../errors.js";
 import { FetchError } from "../web/errors.js";
 import { canonicalUrl, checkUrl } from "../web/url.js";
 
 /**
  * A URL from a request body, canonicalised. What can be refused without fetching it (scheme,
- * credentials, a literal private address) is a 400 naming the field; the rest is checked again
+ * credentials, a literal private address) is `validation_failed` naming the field; the rest is checked again
  * on every connection by the safe fetcher.
  */
 export function checkedUrl(input: string, field: string, allowPrivate: boolean): string {
@@ -13,8 +13,6 @@ export function checkedUrl(input: string, field: string, allowPrivate: boolean):
     return canonicalUrl(url) ?? url.href;
   } catch (err) {
     if (!(err instanceof FetchError)) throw err;
-    throw new ApiError(400, "validation_failed", err.message, {
-      issues: [{ path: field, message: err.message }],
-    });
+    throw invalid(err.message, { issues: [{ path: field, message: err.message }] });
   }
 }

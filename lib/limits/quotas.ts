@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { DomainError } from "../errors.js";
 import { type Item, type Table, wsKey } from "../store/table.js";
 
 /** The costly kinds of work each workspace may do a limited amount of per day (UTC). */
@@ -42,7 +42,7 @@ export class Quotas {
     private readonly limits: QuotaLimits,
   ) {}
 
-  /** Takes `amount` of a quota, or throws a 429 naming the quota, its limit and when it resets. */
+  /** Takes `amount` of a quota, or throws `quota_exceeded` naming the quota, its limit and when it resets. */
   async consume(workspaceId: string, kind: QuotaKind, amount = 1): Promise<QuotaCharge> {
     const limit = this.limits[kind];
     const now = new Date();
@@ -59,12 +59,18 @@ export class Quotas {
       },
     );
     if (used !== undefined) return { kind, day, amount };
-    throw new ApiError(
-      429,
+    throw new DomainError(
       "quota_exceeded",
       `Daily quota of ${DESCRIPTIONS[kind]} reached: ${limit} per day, and this needs ${amount}`,
-      { quota: kind, limit, requested: amount, resetsAt: new Date(resets).toISOString() },
-      { "Retry-After": String(Math.ceil((resets - now.getTime()) / 1000)) },
+      {
+        details: {
+          quota: kind,
+          limit,
+          requested: amount,
+          resetsAt: new Date(resets).toISOString(),
+        },
+        retryAfterSeconds: Math.ceil((resets - now.getTime()) / 1000),
+      },
     );
   }
 }

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../errors.js";
+import { DomainError } from "../errors.js";
 import type { AppEnv } from "../http/app.js";
 import { type Table, wsKey } from "../store/table.js";
 
@@ -20,12 +20,13 @@ export function rateLimit(table: Table, perMinute: number): MiddlewareHandler<Ap
       expiresAt: window + 2 * WINDOW_SECONDS,
     });
     if (count === undefined) {
-      throw new ApiError(
-        429,
+      throw new DomainError(
         "rate_limited",
         `Too many requests: this workspace may make ${perMinute} per minute`,
-        { limit: perMinute, windowSeconds: WINDOW_SECONDS },
-        { "Retry-After": String(window + WINDOW_SECONDS - now) },
+        {
+          details: { limit: perMinute, windowSeconds: WINDOW_SECONDS },
+          retryAfterSeconds: window + WINDOW_SECONDS - now,
+        },
       );
     }
     c.header("RateLimit-Limit", String(perMinute));

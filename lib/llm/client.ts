@@ -1,6 +1,6 @@
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { Stream } from "openai/streaming";
-import { ApiError } from "../errors.js";
+import { DomainError } from "../errors.js";
 import { logger } from "../log.js";
 import {
   Budget,
@@ -169,4 +169,4 @@ async function* deltas(
 }
 
 const interrupted = () =>
-  new ApiError(503, "llm_unavailable", "The language model's answer was interrupted; try again");
+  new DomainError("llm_unavailable", "The language model's answer was interrupted; try again");

@@ -1,33 +1,32 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-import { ApiError } from "../errors.js";
+import { DomainError } from "../errors.js";
 import { logger } from "../log.js";
 import { retryAfterMs } from "./retry.js";
 
 /** What every model feature answers while no provider key is configured. */
 export const llmUnavailable = () =>
-  new ApiError(
-    503,
+  new DomainError(
     "llm_unavailable",
     "No language model is configured for this service; model features are off",
   );
 
 /** The model answered, but not with something usable. */
 export const llmError = (message: string, details?: unknown) =>
-  new ApiError(502, "llm_error", message, details);
+  new DomainError("llm_error", message, { details });
 
 export const upstreamTimeout = () =>
-  new ApiError(504, "upstream_timeout", "The language model did not answer in time; try again");
+  new DomainError("upstream_timeout", "The language model did not answer in time; try again");
 
 const isAbort = (err: unknown) =>
   err instanceof APIUserAbortError || (err instanceof Error && err.name === "AbortError");
 
 /**
- * A provider failure as the API's error. The provider's own message is logged, never sent: it
+ * A provider failure as a domain error. The provider's own message is logged, never sent: it
  * can name models, deployments or account details. Aborts caused by the caller (not by the
  * deadline) are passed through unchanged, since nobody is waiting for an answer.
  */
 export function toLlmError(err: unknown, operation: string, timedOut: boolean): unknown {
-  if (err instanceof ApiError) return err;
+  if (err instanceof DomainError) return err;
   if (timedOut && (isAbort(err) || err instanceof APIConnectionTimeoutError)) {
     logger.warn("llm call timed out", { operation });
     return upstreamTimeout();
@@ -37,21 +36,19 @@ export function toLlmError(err: unknown, operation: string, timedOut: boolean): 
   if (!(err instanceof APIError)) return err;
   logger.warn("llm call failed", { operation, status: err.status, error: err.message });
   if (err instanceof APIConnectionError) {
-    return new ApiError(503, "llm_unavailable", "The language model provider cannot be reached");
+    return new DomainError("llm_unavailable", "The language model provider cannot be reached");
   }
   const status = err.status ?? 0;
   if (status === 429) {
     const wait = retryAfterMs(err.headers);
-    return new ApiError(
-      503,
+    return new DomainError(
       "llm_unavailable",
       "The language model provider is rate limiting this service; try again shortly",
-      undefined,
-      wait === undefined ? undefined : { "Retry-After": String(Math.ceil(wait / 1000)) },
+      { retryAfterSeconds: wait === undefined ? undefined : Math.ceil(wait / 1000) },
     );
   }
   if (status >= 500 || status === 401 || status === 403) {
-    return new ApiError(503, "llm_unavailable", "The language model provider is not available");
+    return new DomainError("llm_unavailable", "The language model provider is not available");
   }
   return llmError("The language model provider rejected the request", { providerStatus: status });
 }

@@ -8,7 +8,7 @@ import {
   type QueryCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { ApiError } from "../errors.js";
+import { DomainError } from "../errors.js";
 import { type IndexName, TABLE_INDEXES, TTL_ATTRIBUTE } from "./schema.js";
 
 export type Item = Record<string, unknown> & { pk: string; sk: string };
@@ -39,7 +39,7 @@ function decodeCursor(cursor: string, skPrefix: string): string {
   } catch {
     // falls through to the error below
   }
-  throw new ApiError(400, "invalid_cursor", "The cursor is not one this list returned");
+  throw new DomainError("invalid_cursor", "The cursor is not one this list returned");
 }
 
 const encodeCursor = (sk: string) => Buffer.from(JSON.stringify(sk), "utf8").toString("base64url");

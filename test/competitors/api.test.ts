@@ -4,7 +4,7 @@ import { competitorsApi } from "../../lib/competitors/api.js";
 import type { Competitor } from "../../lib/competitors/competitors.js";
 import type { CompetitorEvent, EventDraft } from "../../lib/competitors/events.js";
 import { competitorBlobPrefix } from "../../lib/competitors/snapshot.js";
-import { ApiError, type ErrorBody } from "../../lib/errors.js";
+import { DomainError, type ErrorBody } from "../../lib/errors.js";
 import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
 import { Queue } from "../../lib/store/queue.js";
 import { roomyQuotas } from "../support/aws.js";
@@ -27,7 +27,7 @@ interface CheckAnswer {
 /** Stands in for API-key auth: the workspace comes from a header. */
 const testAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const workspaceId = c.req.header("x-test-workspace");
-  if (!workspaceId) throw new ApiError(401, "unauthorized", "No workspace");
+  if (!workspaceId) throw new DomainError("unauthorized", "No workspace");
   c.set("workspaceId", workspaceId);
   await next();
 };

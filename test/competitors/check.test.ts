@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { competitorBlobPrefix } from "../../lib/competitors/snapshot.js";
-import { ApiError } from "../../lib/errors.js";
+import { DomainError } from "../../lib/errors.js";
 import { baseSite, type SiteState } from "../support/competitor-site.js";
 import { respond, startSite } from "../support/sites.js";
 import {
@@ -237,8 +237,8 @@ describe("checking a competitor's site", () => {
     const outcomes = await Promise.allSettled([check(), check()]);
     expect(outcomes.map((o) => o.status).sort()).toEqual(["fulfilled", "rejected"]);
     const failure = outcomes.find((o) => o.status === "rejected");
-    expect(failure?.reason).toBeInstanceOf(ApiError);
-    expect(failure?.reason).toMatchObject({ status: 409, code: "conflict" });
+    expect(failure?.reason).toBeInstanceOf(DomainError);
+    expect(failure?.reason).toMatchObject({ code: "conflict" });
   });
 
   it("answers ok:false with the reason for an unreachable site, with no event", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { homepageCandidates, normalizeDomain } from "../../lib/competitors/domain.js";
-import { ApiError } from "../../lib/errors.js";
+import { DomainError } from "../../lib/errors.js";
 
 describe("normalizeDomain", () => {
   it.each([
@@ -47,8 +47,8 @@ describe("normalizeDomain", () => {
         return err;
       }
     })();
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ status: 400, code: "validation_failed" });
+    expect(error).toBeInstanceOf(DomainError);
+    expect(error).toMatchObject({ code: "validation_failed" });
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "../../lib/errors.js";
+import { isDomainError } from "../../lib/errors.js";
 import {
   type ChargedItem,
   type QuotaCharge,
@@ -40,12 +40,12 @@ async function counter(workspaceId: string, charge: Pick<QuotaCharge, "day" | "k
   return item?.used;
 }
 
-/** Takes `amount`, answering the charge, or undefined when the quota refused it with a 429. */
+/** Takes `amount`, answering the charge, or undefined when the quota refused it. */
 async function tryConsume(workspaceId: string, amount: number) {
   try {
     return await quotas.consume(workspaceId, "crawl_pages", amount);
   } catch (err) {
-    if (err instanceof ApiError && err.code === "quota_exceeded") return undefined;
+    if (isDomainError(err, "quota_exceeded")) return undefined;
     throw err;
   }
 }

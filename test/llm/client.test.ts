@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { ApiError } from "../../lib/errors.js";
+import { DomainError } from "../../lib/errors.js";
 import { createLlm } from "../../lib/llm/provider.js";
 import { loadLlmSettings } from "../../lib/llm/settings.js";
 import { logger } from "../../lib/log.js";
@@ -15,13 +15,13 @@ beforeEach(() => fake.reset());
 
 const ask = [{ role: "user" as const, content: "Say hello" }];
 
-/** The error a promise rejects with, as the API would send it. */
-async function apiError(promise: Promise<unknown>): Promise<ApiError> {
+/** The domain error a promise rejects with. */
+async function domainError(promise: Promise<unknown>): Promise<DomainError> {
   const err = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  if (!(err instanceof ApiError)) throw new Error(`Expected an ApiError, got ${String(err)}`);
+  if (!(err instanceof DomainError)) throw new Error(`Expected a DomainError, got ${String(err)}`);
   return err;
 }
 
@@ -37,8 +37,8 @@ describe("without an API key", () => {
   it("answers 503 llm_unavailable for chat and streaming, without calling anyone", async () => {
     expect(chat.available).toBe(false);
     for (const call of [chat.complete(ask), chat.stream(ask)]) {
-      const err = await apiError(call);
-      expect([err.status, err.code]).toEqual([503, "llm_unavailable"]);
+      const err = await domainError(call);
+      expect(err.code).toBe("llm_unavailable");
     }
     expect(fake.requests).toHaveLength(0);
   });
@@ -90,39 +90,31 @@ describe("chat completions", () => {
 
   it("retries 5xx with backoff up to LLM_MAX_RETRIES, then answers 503", async () => {
     fake.fallback("chat", { status: 500 });
-    const err = await apiError(llmFor(fake, { maxRetries: 2 }).chat.complete(ask));
-    expect([err.status, err.code]).toEqual([503, "llm_unavailable"]);
+    const err = await domainError(llmFor(fake, { maxRetries: 2 }).chat.complete(ask));
+    expect(err.code).toBe("llm_unavailable");
     expect(fake.chatRequests()).toHaveLength(3);
     expect(err.message).not.toContain("Scripted");
   });
 
   it("gives up at once when retry-after is longer than the time left, and passes it on", async () => {
     fake.enqueue("chat", { status: 429, headers: { "retry-after": "120" } });
-    const err = await apiError(llmFor(fake).chat.complete(ask));
-    expect([err.status, err.code, err.headers]).toEqual([
-      503,
-      "llm_unavailable",
-      { "Retry-After": "120" },
-    ]);
+    const err = await domainError(llmFor(fake).chat.complete(ask));
+    expect([err.code, err.retryAfterSeconds]).toEqual(["llm_unavailable", 120]);
     expect(fake.chatRequests()).toHaveLength(1);
   });
 
   it("does not retry a request the provider rejects, and answers 502 llm_error", async () => {
     fake.enqueue("chat", { status: 400, message: "model secret-deployment not found" });
-    const err = await apiError(llmFor(fake).chat.complete(ask));
-    expect([err.status, err.code, err.details]).toEqual([
-      502,
-      "llm_error",
-      { providerStatus: 400 },
-    ]);
+    const err = await domainError(llmFor(fake).chat.complete(ask));
+    expect([err.code, err.details]).toEqual(["llm_error", { providerStatus: 400 }]);
     expect(JSON.stringify(err)).not.toContain("secret-deployment");
     expect(fake.chatRequests()).toHaveLength(1);
   });
 
   it("answers 504 upstream_timeout when the model is slower than the budget", async () => {
     fake.enqueue("chat", { delayMs: 5000, reply: { text: "late" } });
-    const err = await apiError(llmFor(fake, { timeoutMs: 150 }).chat.complete(ask));
-    expect([err.status, err.code]).toEqual([504, "upstream_timeout"]);
+    const err = await domainError(llmFor(fake, { timeoutMs: 150 }).chat.complete(ask));
+    expect(err.code).toBe("upstream_timeout");
   });
 
   it("reports a refusal and a cut-off answer as they are", async () => {
@@ -157,14 +149,14 @@ describe("streaming", () => {
   it("fails the iteration with 503 when the connection drops mid-answer", async () => {
     fake.enqueue("chat", { text: "a b c d e f", failAfter: 2 });
     const stream = await llmFor(fake).chat.stream(ask);
-    const err = await apiError(collect(stream));
-    expect([err.status, err.code]).toEqual([503, "llm_unavailable"]);
+    const err = await domainError(collect(stream));
+    expect(err.code).toBe("llm_unavailable");
   });
 
   it("fails with 504 when the answer is still streaming at the deadline", async () => {
     fake.enqueue("chat", { text: "slow answer here", deltaDelayMs: 100 });
     const stream = await llmFor(fake, { timeoutMs: 250 }).chat.stream(ask);
-    const err = await apiError(collect(stream));
-    expect([err.status, err.code]).toEqual([504, "upstream_timeout"]);
+    const err = await domainError(collect(stream));
+    expect(err.code).toBe("upstream_timeout");
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ApiError } from "../../lib/errors.js";
+import { DomainError } from "../../lib/errors.js";
 import { generateObject, parseStrict, strictJsonSchema } from "../../lib/llm/structured.js";
 import { FakeOpenAI } from "../support/fake-openai.js";
 import { llmFor } from "./helpers.js";
@@ -142,9 +142,9 @@ describe("generateObject", () => {
   it("answers 502 llm_error listing the problems when the repair is invalid too", async () => {
     fake.enqueue("chat", { json: { name: "" } }, { json: { name: "" } });
     const err = await generateObject(llmFor(fake).chat, request).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ status: 502, code: "llm_error" });
-    expect((err as ApiError).details).toMatchObject({
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ code: "llm_error" });
+    expect((err as DomainError).details).toMatchObject({
       issues: expect.arrayContaining(["role: Invalid input: expected string, received undefined"]),
     });
     expect(fake.chatRequests()).toHaveLength(2);
