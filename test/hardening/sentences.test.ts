@@ -28,3 +28,27 @@ describe("chunking one paragraph of many sentences", () => {
     expect(chunks.at(-1)?.text.endsWith(text.trim().slice(-8))).toBe(true);
   });
 });
+
+describe("chunking one paragraph with a sentence longer than the segmenter's window", () => {
+  it("cuts 1 MB of words without a sentence end into chunk-sized pieces in linear time", () => {
+    const text = "word ".repeat(200_000).trim();
+    const started = performance.now();
+    const chunks = chunkText(text, { size: SIZE, overlap: 0 });
+    const ms = performance.now() - started;
+    // Linear: 0.1 to 0.4 s; a window grown by a fixed step rather than doubled, 8 s.
+    expect(ms, `${Math.round(ms)} ms`).toBeLessThan(1500);
+    expect(chunks.every((c) => c.text.length <= SIZE)).toBe(true);
+    expect(chunks.map((c) => c.text).join(" ")).toBe(text);
+  });
+
+  it("reads the short sentences after a 100 KB one at the cost of their own length", () => {
+    const text = `${"word ".repeat(20_000)}end. ${"Aa. ".repeat(10_000)}`.trim();
+    const started = performance.now();
+    const chunks = chunkText(text, { size: SIZE, overlap: 0 });
+    const ms = performance.now() - started;
+    // Linear: 60 to 140 ms; segmenting all of the grown window's short sentences, 5 s.
+    expect(ms, `${Math.round(ms)} ms`).toBeLessThan(500);
+    expect(chunks.every((c) => c.text.length <= SIZE)).toBe(true);
+    expect(chunks.map((c) => c.text).join(" ")).toBe(text);
+  });
+});

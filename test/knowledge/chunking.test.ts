@@ -62,6 +62,35 @@ describe("chunkText", () => {
     expect(chunks[1]?.text.startsWith(lastOfFirst ?? "-")).toBe(true);
   });
 
+  it("splits a long paragraph where Unicode's sentence rules split it whole", () => {
+    // Each sentence fits a chunk and no two do, so every chunk is one sentence. Abbreviations,
+    // decimals and long runs of digits after a period (which the rules look past for a lowercase
+    // letter) land on every side of the segmenter's window edges as the opening grows.
+    const size = 120;
+    const body = [
+      "Pro costs 3.5 dollars a month, e.g. for teams of five, and less for a year paid up front.",
+      "Sales rose e.g. 12 percent in the U.S. last quarter, the board said in its annual report.",
+      "See fig. 3, 4, 5, 6, 7, 8, 9, 10, 11 and 12 for the charts of active users by plan and region.",
+      "He said “we ship on Friday.” and then the whole team went back to work on the next release.",
+      "Is this really the plan the whole sales team agreed on last Tuesday in the big meeting room?!",
+      "当社の製品は中小企業向けの販売管理ツールで、月額料金で提供され、請求書の作成や在庫の管理、顧客情報の共有などを一つの画面で行えるように設計されています。",
+      "हमारा उत्पाद छोटे व्यवसायों के लिए बिक्री प्रबंधन का एक सरल साधन है जो मासिक शुल्क पर मिलता है।",
+      "هل يعمل هذا المنتج مع الفرق الصغيرة والكبيرة في جميع البلدان التي نبيع فيها منتجاتنا اليوم؟",
+      "A line of a list that ends without any terminal punctuation but is long enough to count\n",
+    ];
+    const segmenter = new Intl.Segmenter("en", { granularity: "sentence" });
+    for (let shift = 0; shift < 40; shift++) {
+      const opening = `The opening sentence of this paragraph grows by one letter each time: ${"z".repeat(shift)}.`;
+      const paragraph = [opening, ...Array.from({ length: 60 }, (_, i) => body[i % body.length])]
+        .join(" ")
+        .replaceAll("\n ", "\n");
+      const whole = [...segmenter.segment(paragraph)].map((s) => s.segment.trim());
+      expect(whole.every((s) => s.length > size / 2 && s.length <= size)).toBe(true);
+      const chunks = chunkText(paragraph, { size, overlap: 0 });
+      expect(chunks.map((c) => c.text)).toEqual(whole);
+    }
+  });
+
   it("cuts a sentence without breaks only when it alone exceeds the size", () => {
     const chunks = chunkText("x".repeat(450), { size: 200, overlap: 0 });
     expect(chunks.map((c) => c.text.length)).toEqual([200, 200, 50]);
