@@ -7,6 +7,7 @@ import { Indexer, textLoader } from "../lib/knowledge/indexer.js";
 import { urlLoader } from "../lib/knowledge/url-loader.js";
 import { createLlm } from "../lib/llm/provider.js";
 import { toLlmSettings } from "../lib/llm/settings.js";
+import { createSearchIndex } from "../lib/search/config.js";
 import { createStores } from "../lib/store/clients.js";
 import { SafeFetcher } from "../lib/web/fetch.js";
 
@@ -25,6 +26,7 @@ const indexer = new Indexer({
     file: fileLoader(blobs),
   },
   embedder: createLlm(toLlmSettings(config)).embedder,
+  search: createSearchIndex(config, table),
 });
 
 const IndexMessage = z.object({

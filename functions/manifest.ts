@@ -37,6 +37,8 @@ export interface ApiFunction {
   access: Access;
   /** Search keeps per-workspace indexes in memory, so the functions that search get more. */
   memoryMb?: number;
+  /** Packages installed beside the bundle instead of bundled (native ones, like the search engine). */
+  nodeModules?: string[];
   load(): Promise<{ app: ServiceApp }>;
 }
 
@@ -55,6 +57,12 @@ export interface QueueWorker {
   load(): Promise<{ handler: SQSHandler }>;
 }
 
+/**
+ * The search engine (LanceDB) is a native module of about 160 MB: installed beside the bundles of
+ * the functions that search or write the index, for the functions' architecture, never bundled.
+ */
+const SEARCH_ENGINE = ["@lancedb/lancedb", "apache-arrow"];
+
 export const apiFunctions: ApiFunction[] = [
   {
     name: "knowledge-api",
@@ -62,6 +70,7 @@ export const apiFunctions: ApiFunction[] = [
     routes: [...knowledgeRoutes, ...crawlRoutes, ...uploadRoutes],
     access: { table: "readWrite", bucket: "readWrite", sends: ["index", "crawl"] },
     memoryMb: 1024,
+    nodeModules: SEARCH_ENGINE,
     load: () => import("./knowledge-api.js"),
   },
   {
@@ -70,6 +79,7 @@ export const apiFunctions: ApiFunction[] = [
     routes: [...intelRoutes, ...generateRoutes, ...artifactRoutes],
     access: { table: "readWrite", bucket: "read" },
     memoryMb: 1024,
+    nodeModules: SEARCH_ENGINE,
     load: () => import("./intel-api.js"),
   },
   {
@@ -101,7 +111,7 @@ export const queueWorkers: QueueWorker[] = [
     timeoutSeconds: 120,
     memoryMb: 1024,
     access: { table: "readWrite", bucket: "readWrite" },
-    nodeModules: ["jsdom"],
+    nodeModules: ["jsdom", ...SEARCH_ENGINE],
     load: () => import("./index-worker.js"),
   },
   {

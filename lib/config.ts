@@ -25,6 +25,11 @@ const fields = z.object({
   CRAWL_STALL_SECONDS: positiveInt(900),
   /** How often a running crawl is checked for progress. */
   CRAWL_WATCH_SECONDS: z.coerce.number().int().positive().max(900).default(300),
+  /**
+   * Where the persisted search index lives: a local directory (the local runtime uses
+   * `<DATA_DIR>/search`) or an `s3://bucket/prefix` URI. Default: `s3://<BUCKET_NAME>/search`.
+   */
+  SEARCH_INDEX_URI: z.string().min(1).optional(),
   /** Path-style S3 addressing, needed by S3-compatible emulators. */
   S3_FORCE_PATH_STYLE: flag,
   /** Largest text source accepted by the API, in UTF-8 bytes. */

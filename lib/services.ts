@@ -8,31 +8,25 @@ import { GroundedChat } from "./intel/chat.js";
 import { CompetitorIntel } from "./intel/competitor-context.js";
 import { IntelGenerator } from "./intel/generate.js";
 import { Crawls } from "./knowledge/crawl.js";
-import { HybridRetriever } from "./knowledge/hybrid.js";
 import { LiveSources } from "./knowledge/live-sources.js";
-import { LexicalRetriever } from "./knowledge/retrieval.js";
+import { IndexRetriever } from "./knowledge/retrieval.js";
 import { Sources } from "./knowledge/sources.js";
 import { Uploads, uploadSettings } from "./knowledge/uploads.js";
 import { Quotas } from "./limits/quotas.js";
 import { createLlm } from "./llm/provider.js";
 import { toLlmSettings } from "./llm/settings.js";
+import { createSearchIndex } from "./search/config.js";
 import { createStores } from "./store/clients.js";
 
 /** Everything the API functions need, built once per process from its configuration. */
 export function createServices(config: Config) {
   const stores = createStores(config);
   const llm = createLlm(toLlmSettings(config));
-  const live = new LiveSources(stores.table);
-  const retriever = new HybridRetriever(
-    {
-      table: stores.table,
-      blobs: stores.blobs,
-      lexical: new LexicalRetriever({ ...stores, live }),
-      embedder: llm.embedder,
-      live,
-    },
-    { minSimilarity: config.EMBEDDING_MIN_SIMILARITY },
-  );
+  const retriever = new IndexRetriever({
+    index: createSearchIndex(config, stores.table),
+    live: new LiveSources(stores.table),
+    embedder: llm.embedder,
+  });
   const brands = new BrandProfiles(stores.table);
   const sources = new Sources(stores);
   const quotas = new Quotas(stores.table, quotaLimits(config));

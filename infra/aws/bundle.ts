@@ -120,10 +120,14 @@ export async function bundleFunction(
   if (modules.length > 0 && installNodeModules) {
     const dependencies = Object.fromEntries(modules.map((m) => [m, installedVersion(m)]));
     writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module", dependencies }));
-    execFileSync("npm", ["install", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts"], {
-      cwd: dir,
-      stdio: "ignore",
-    });
+    // For the functions' platform (arm64 Linux), whatever this machine is: native packages pick
+    // their binary by it.
+    const platform = ["--os=linux", "--cpu=arm64", "--libc=glibc"];
+    execFileSync(
+      "npm",
+      ["install", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts", ...platform],
+      { cwd: dir, stdio: "ignore" },
+    );
   }
   return {
     name: request.name,

@@ -1,5 +1,5 @@
 import { readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { serve } from "@hono/node-server";
 import type { SQSHandler } from "aws-lambda";
@@ -68,7 +68,7 @@ export async function runningRuntime(dataDir: string): Promise<RuntimeState | un
   }
 }
 
-const BUCKET_NAME = "kb-intel";
+export const BUCKET_NAME = "kb-intel";
 
 /**
  * The whole service in one process: emulated DynamoDB, S3 and SQS, every API function behind one
@@ -106,6 +106,9 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     TABLE_NAME,
     BUCKET_NAME,
     S3_FORCE_PATH_STYLE: "true",
+    // The search index on disk beside the rest of the data; without a data folder, in the S3
+    // emulator (as on AWS, where it lives in the bucket).
+    ...(options.dataDir ? { SEARCH_INDEX_URI: resolve(options.dataDir, "search") } : {}),
     ...Object.fromEntries(QUEUES.map((queue) => [queueUrlVariable(queue), queues.create(queue)])),
   });
   await ensureTable(new DynamoDBClient({}), TABLE_NAME);

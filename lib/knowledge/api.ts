@@ -99,8 +99,11 @@ export function knowledgeApi({
   });
 
   app.openapi(searchKnowledge, async (c) => {
-    const { query, limit } = c.req.valid("json");
-    return c.json({ results: await retriever.search(c.get("workspaceId"), query, limit) }, 200);
+    const { query, limit, ...scope } = c.req.valid("json");
+    return c.json(
+      { results: await retriever.search(c.get("workspaceId"), query, limit, scope) },
+      200,
+    );
   });
 
   app.openapi(getSource, async (c) => {

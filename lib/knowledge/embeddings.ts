@@ -2,7 +2,6 @@ import type { Embedder, EmbeddingSpace } from "../llm/embeddings.js";
 import { spaceTag } from "../llm/embeddings.js";
 import type { Blobs } from "../store/blobs.js";
 import type { Chunk } from "./chunking.js";
-import type { StoredChunks } from "./indexer.js";
 
 /**
  * Vectors of a chunk set live in their own object beside it, one per embedding space:
@@ -15,6 +14,9 @@ export function vectorsKey(chunksKey: string, space: EmbeddingSpace): string {
   const base = chunksKey.replace(/\.json$/, "").replace(/\/chunks\/([^/]+)$/, "/vectors/$1");
   return `${base}.${spaceTag(space)}.bin`;
 }
+
+/** The search index's name for an embedding space: its tag in the characters a table name takes. */
+export const indexSpace = (space: EmbeddingSpace) => spaceTag(space).replace(/[^A-Za-z0-9_]/g, "_");
 
 const MAGIC = 0x3156424b; // "KBV1" read as a little-endian uint32
 const HEADER_BYTES = 16;
@@ -73,24 +75,32 @@ export interface EmbedDeps {
 }
 
 /**
- * Embeds a chunk set into the embedder's space and stores the vectors beside it; returns their
- * key, which the indexer keeps when it deletes stale objects. Idempotent: vectors already there
- * are not computed again (a redelivered message or a reindex of unchanged text costs nothing).
- * Provider failures are thrown as the llm layer's ApiErrors, so the queue retries them.
- * `chunks` saves reading the set back when the caller has just written it.
+ * Embeds a chunk set into the embedder's space and stores the vectors beside it; answers their
+ * key (which the indexer keeps when it deletes stale objects) and the vectors, one per chunk.
+ * Idempotent: vectors already there are read, not computed again (a redelivered message or a
+ * reindex of unchanged text costs no model call). Provider failures are thrown as the llm layer's
+ * domain errors, so the queue retries them.
  */
 export async function embedChunks(
   { blobs, embedder }: EmbedDeps,
   chunksKey: string,
-  chunks?: Chunk[],
-): Promise<string> {
+  chunks: Chunk[],
+): Promise<{ key: string; vectors: Float32Array[] }> {
   const key = vectorsKey(chunksKey, embedder.space);
-  if (await blobs.exists(key)) return key;
-  const set = chunks ?? (await blobs.getJson<StoredChunks>(chunksKey))?.chunks;
-  if (!set) throw new Error(`No chunk set at ${chunksKey}`);
-  const vectors = await embedder.embed(set.map(embeddingText), { operation: "embeddings.index" });
+  const stored = await loadVectors(blobs, chunksKey, embedder.space);
+  if (stored && stored.count === chunks.length) return { key, vectors: matrixRows(stored) };
+  const vectors = await embedder.embed(chunks.map(embeddingText), {
+    operation: "embeddings.index",
+  });
   await blobs.put(key, encodeVectors(vectors), "application/octet-stream");
-  return key;
+  return { key, vectors };
+}
+
+/** The rows of a matrix as one vector each (views, not copies). */
+export function matrixRows({ rows, dimensions, count }: VectorMatrix): Float32Array[] {
+  return Array.from({ length: count }, (_, i) =>
+    rows.subarray(i * dimensions, (i + 1) * dimensions),
+  );
 }
 
 /** A chunk set's vectors in one space, or undefined when it has none there. */

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import type { Embedder } from "../llm/embeddings.js";
+import type { Embedder, EmbeddingSpace } from "../llm/embeddings.js";
 import { logger } from "../log.js";
+import type { SearchIndex, SourceDocument } from "../search/index.js";
 import type { Blobs } from "../store/blobs.js";
 import type { Condition, Table } from "../store/table.js";
 import {
@@ -10,9 +11,9 @@ import {
   normalizeDocument,
   PAGE_BREAK,
 } from "./chunking.js";
-import { embedChunks } from "./embeddings.js";
-import { bumpLiveSources } from "./live-sources.js";
+import { embedChunks, indexSpace } from "./embeddings.js";
 import {
+  bumpLiveSources,
   INDEXING_MARKER,
   type IndexMessage,
   indexingMarker,
@@ -41,6 +42,7 @@ export interface LoadedContent {
 
 export type ContentLoader = (source: SourceItem) => Promise<LoadedContent>;
 
+/** A source's chunks as stored in the bucket, one object per chunk set. */
 export interface StoredChunks {
   sourceId: string;
   chunks: Chunk[];
@@ -54,6 +56,8 @@ export interface IndexerDeps {
   loaders: Partial<Record<SourceType, ContentLoader>>;
   /** Embeds chunk sets for hybrid search, when an embedding model is configured. */
   embedder?: Embedder | undefined;
+  /** The persisted search index every indexed source is written to. */
+  search: SearchIndex;
 }
 
 export interface Delivery {
@@ -71,6 +75,26 @@ const stillIndexing = (revision: number): Condition => ({
   values: { ":rev": revision, ":indexing": "indexing" },
   names: { "#status": "status" },
 });
+
+/** A source's chunks, and their vectors in one embedding space, as the search index takes them. */
+export function searchDocument(
+  source: SourceItem,
+  chunks: Chunk[],
+  embedded?: { space: EmbeddingSpace; vectors: Float32Array[] },
+): SourceDocument {
+  return {
+    source: { id: source.id, type: source.type, crawlId: source.crawl_id ?? null },
+    chunks: chunks.map((chunk) => ({
+      chunkIndex: chunk.index,
+      text: chunk.text,
+      heading: chunk.heading,
+      page: chunk.page ?? null,
+    })),
+    ...(embedded
+      ? { vectors: { space: indexSpace(embedded.space), vectors: embedded.vectors } }
+      : {}),
+  };
+}
 
 /** Marks the given revision of a source failed; a newer revision or a deleted source is left alone. */
 export async function failSource(
@@ -100,8 +124,9 @@ export function textLoader(blobs: Blobs): ContentLoader {
 }
 
 /**
- * Turns a source's content into stored chunks. Idempotent: a message for a deleted source, an
- * older revision, or a revision already finished changes nothing.
+ * Turns a source's content into stored chunks and writes them to the search index. Idempotent: a
+ * message for an older revision, or a revision already finished, changes nothing; one for a
+ * deleted source removes whatever rows of it the index still holds.
  */
 export class Indexer {
   constructor(private readonly deps: IndexerDeps) {}
@@ -110,9 +135,11 @@ export class Indexer {
     const { table } = this.deps;
     const pk = `WS#${message.workspaceId}`;
     const source = await table.get<SourceItem>(pk, sourceKey(message.sourceId));
-    if (!source || source.revision !== message.revision || source.status !== "indexing") {
+    if (!source) {
+      await this.deps.search.removeSource(message.workspaceId, message.sourceId);
       return "skipped";
     }
+    if (source.revision !== message.revision || source.status !== "indexing") return "skipped";
     const last = delivery.receiveCount >= delivery.maxReceiveCount;
     if (last && !(await this.markLastAttempt(source))) return "skipped";
     try {
@@ -131,6 +158,12 @@ export class Indexer {
     }
   }
 
+  /** Whether the source still exists and still waits for this revision. */
+  private async stillToIndex(source: SourceItem): Promise<boolean> {
+    const current = await this.deps.table.get<SourceItem>(source.pk, source.sk);
+    return current?.revision === source.revision && current.status === "indexing";
+  }
+
   private async index(source: SourceItem): Promise<IndexOutcome> {
     const { table, blobs, chunking, loaders } = this.deps;
     const load = loaders[source.type];
@@ -145,25 +178,37 @@ export class Indexer {
       .digest("hex");
     const prefix = sourceBlobPrefix(source.workspaceId, source.id);
     const chunksKey = `${prefix}chunks/${hash.slice(0, 32)}.json`;
-    let chunkCount = source.chunk_count;
     let chunks: Chunk[] | undefined;
-    if (source.chunks_key !== chunksKey || !(await blobs.exists(chunksKey))) {
+    if (source.chunks_key === chunksKey) {
+      chunks = (await blobs.getJson<StoredChunks>(chunksKey))?.chunks;
+    }
+    if (!chunks) {
       chunks = chunkDocument(text, chunking);
       await blobs.putJson(chunksKey, { sourceId: source.id, chunks } satisfies StoredChunks);
-      chunkCount = chunks.length;
     }
-    // Vectors are written before the source goes live, so search never sees it half embedded.
     const keep = new Set([chunksKey]);
-    if (this.deps.embedder) {
-      keep.add(await embedChunks({ blobs, embedder: this.deps.embedder }, chunksKey, chunks));
-    }
+    const embedded = this.deps.embedder
+      ? await embedChunks({ blobs, embedder: this.deps.embedder }, chunksKey, chunks)
+      : undefined;
+    if (embedded) keep.add(embedded.key);
+
+    // The rows go into the index before the source goes live, so search never sees it half
+    // written; under the index's writer lock, and only while this revision is still the one to
+    // index, so a late message can never put an older revision's rows back.
+    const space = this.deps.embedder?.space;
+    const written = await this.deps.search.replaceSource(
+      source.workspaceId,
+      searchDocument(source, chunks, space && embedded && { space, vectors: embedded.vectors }),
+      { precondition: () => this.stillToIndex(source) },
+    );
+    if (!written) return "skipped";
 
     const done = await table.update<SourceItem>(
       source.pk,
       source.sk,
       {
         status: "indexed",
-        chunk_count: chunkCount,
+        chunk_count: chunks.length,
         chunks_key: chunksKey,
         content_hash: hash,
         indexed_at: new Date().toISOString(),
@@ -175,7 +220,10 @@ export class Indexer {
     );
     if (!done) {
       // Deleted while we worked: take back what we wrote, so nothing outlives the source.
-      if (!(await table.get(source.pk, source.sk))) await blobs.deletePrefix(prefix);
+      if (!(await table.get(source.pk, source.sk))) {
+        await this.deps.search.removeSource(source.workspaceId, source.id);
+        await blobs.deletePrefix(prefix);
+      }
       return "skipped";
     }
     await bumpLiveSources(table, source.workspaceId);

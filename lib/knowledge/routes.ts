@@ -7,7 +7,7 @@ import {
   jsonResponse,
   limitParam,
 } from "../http/schemas.js";
-import { MAX_PREFIX_TERMS, MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from "./query.js";
+import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from "../search/terms.js";
 import { SOURCE_STATUSES, SOURCE_TYPES } from "./source-fields.js";
 
 export const SourceSchema = z
@@ -186,9 +186,24 @@ export const searchKnowledge = createRoute({
           .min(1)
           .max(MAX_QUERY_LENGTH)
           .openapi({
-            description: `At most ${MAX_QUERY_LENGTH} characters. Its first ${MAX_QUERY_TERMS} distinct words are searched, a repeated word counts once, and the first ${MAX_PREFIX_TERMS} words of four letters or more also find longer words they start`,
+            description: `At most ${MAX_QUERY_LENGTH} characters. Its first ${MAX_QUERY_TERMS} distinct words are searched as whole words; a repeated word counts once`,
           }),
         limit: z.number().int().min(1).max(50).default(10),
+        source_ids: z
+          .array(z.string().max(64))
+          .max(100)
+          .optional()
+          .openapi({ description: "Only these sources (at most 100)" }),
+        type: z
+          .array(z.enum(SOURCE_TYPES))
+          .max(3)
+          .optional()
+          .openapi({ description: "Only sources of these types" }),
+        crawl_id: z
+          .array(z.string().max(64))
+          .max(20)
+          .optional()
+          .openapi({ description: "Only pages of these crawls (at most 20)" }),
       }),
     ),
   },

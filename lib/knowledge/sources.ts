@@ -1,9 +1,9 @@
 import { conflict, notFound, serviceUnavailable } from "../errors.js";
 import { isId, newId } from "../ids.js";
+import { logger } from "../log.js";
 import type { Blobs, StoredObject } from "../store/blobs.js";
 import type { Queue } from "../store/queue.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
-import { bumpLiveSources } from "./live-sources.js";
 
 import type { SourceStatus, SourceType } from "./source-fields.js";
 
@@ -53,6 +53,20 @@ export interface IndexMessage {
 }
 
 export const SOURCE_PREFIX = "KB#";
+
+/** The revision an index message carries for a deleted source: it only removes its rows. */
+export const REMOVED_REVISION = Number.MAX_SAFE_INTEGER;
+
+/**
+ * A counter per workspace that moves whenever the set of searchable sources may have changed: a
+ * source indexed, reindexed, enabled, disabled or deleted. Writers bump it after their own write,
+ * so a reader that sees the new value also sees the change.
+ */
+export const GENERATION_SK = "KBGEN";
+
+export async function bumpLiveSources(table: Table, workspaceId: string): Promise<void> {
+  await table.increment(wsKey(workspaceId), GENERATION_SK, "generation", 1);
+}
 
 /**
  * While a source is `indexing` it carries these attributes, which place it in the sparse `gsi1`
@@ -226,13 +240,21 @@ export class Sources {
     return this.enqueue(item);
   }
 
-  /** Removes the record first, then its blobs: a late worker finds no record and cleans up after itself. */
+  /**
+   * Removes the record first, then its blobs: a late worker finds no record and cleans up after
+   * itself. Search stops returning the source at once (it only returns live sources); the index
+   * worker, sent the source once more, finds no record and removes its rows from the index.
+   */
   async delete(workspaceId: string, id: string): Promise<void> {
     const deleted =
       isId("source", id) && (await this.deps.table.delete(wsKey(workspaceId), sourceKey(id)));
     if (!deleted) throw notFound("knowledge source", id);
     await bumpLiveSources(this.deps.table, workspaceId);
     await this.deps.blobs.deletePrefix(sourceBlobPrefix(workspaceId, id));
+    // Best effort: rows left behind are never returned, and take only a few of a search's hits.
+    await this.deps.indexQueue
+      .send({ kind: "index", workspaceId, sourceId: id, revision: REMOVED_REVISION })
+      .catch((error: unknown) => logger.warn("index removal not queued", { id, error }));
   }
 
   private async enqueue(item: SourceItem): Promise<SourceItem> {

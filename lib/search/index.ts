@@ -99,6 +99,8 @@ const KEEP_VERSIONS_MS = 60 * 60 * 1000;
 const INDEXED_COLUMNS = [TEXT_TERMS, HEADING_TERMS] as const;
 const HIT_COLUMNS = ["id", "source_id", "chunk_index", "text", "heading", "page"];
 const HEADING_BOOST = 1.5;
+/** Reciprocal rank fusion's constant below the protected lexical hits (60 is the usual). */
+const RRF_K = 60;
 
 const indexName = (column: string) => `${column}_idx`;
 
@@ -141,6 +143,12 @@ class OpenWorkspace {
   }
 }
 
+/**
+ * The search index of every workspace, as one process holds it. Open workspaces (a connection and
+ * table handles, no rows) are kept for the next search, the least recently used dropped past
+ * `maxOpenWorkspaces`; the engine's caches of index pages and metadata are one session shared by
+ * all of them, bounded by `indexCacheBytes`, so memory does not grow with the corpus.
+ */
 export class SearchIndex {
   private readonly workspaces = new Map<string, Promise<OpenWorkspace>>();
   private readonly options: Required<SearchIndexOptions>;
@@ -161,9 +169,17 @@ export class SearchIndex {
     };
   }
 
-  /** Replaces one source's rows: its chunks, and its vectors in the space given (if any). */
-  replaceSource(workspaceId: string, document: SourceDocument): Promise<void> {
-    return this.replaceSources(workspaceId, [document]);
+  /**
+   * Replaces one source's rows: its chunks, and its vectors in the space given (if any). With a
+   * `precondition`, checked under the writer lock, nothing is written when it answers false (the
+   * caller's revision was replaced meanwhile); answers whether the rows were written.
+   */
+  replaceSource(
+    workspaceId: string,
+    document: SourceDocument,
+    options: { precondition?: () => Promise<boolean> } = {},
+  ): Promise<boolean> {
+    return this.replaceSources(workspaceId, [document], options);
   }
 
   /**
@@ -179,10 +195,10 @@ export class SearchIndex {
   async replaceSources(
     workspaceId: string,
     documents: readonly SourceDocument[],
-    options: { maintain?: boolean } = {},
-  ): Promise<void> {
+    options: { maintain?: boolean; precondition?: () => Promise<boolean> } = {},
+  ): Promise<boolean> {
     checkWorkspace(workspaceId);
-    if (documents.length === 0) return;
+    if (documents.length === 0) return true;
     const sourceIds = documents.map((d) => d.source.id);
     const chunks = documents.flatMap(chunkRows);
     const bySpace = new Map<string, VectorRow[]>();
@@ -192,7 +208,8 @@ export class SearchIndex {
       bySpace.set(table, [...(bySpace.get(table) ?? []), ...vectorRows(document)]);
     }
     const eng = await engine();
-    await this.options.lock.withLock(workspaceId, async () => {
+    return this.options.lock.withLock(workspaceId, async () => {
+      if (options.precondition && !(await options.precondition())) return false;
       const workspace = await this.workspace(workspaceId);
       const written = [await this.write(eng, workspace, CHUNKS_TABLE, chunks, sourceIds)];
       // Spaces that exist lose the sources' old vectors unless new ones are given; new spaces
@@ -200,8 +217,10 @@ export class SearchIndex {
       for (const name of await this.spaces(workspace, bySpace.keys())) {
         written.push(await this.write(eng, workspace, name, bySpace.get(name) ?? [], sourceIds));
       }
-      if (options.maintain === false) return;
-      for (const table of written) if (table) await this.maintain(eng, table, false);
+      if (options.maintain !== false) {
+        for (const table of written) if (table) await this.maintain(eng, table, false);
+      }
+      return true;
     });
   }
 
@@ -221,8 +240,8 @@ export class SearchIndex {
   }
 
   /** Deletes every row of a source. */
-  removeSource(workspaceId: string, sourceId: string): Promise<void> {
-    return this.replaceSources(workspaceId, [
+  async removeSource(workspaceId: string, sourceId: string): Promise<void> {
+    await this.replaceSources(workspaceId, [
       { source: { id: sourceId, type: "", crawlId: null }, chunks: [] },
     ]);
   }
@@ -244,24 +263,21 @@ export class SearchIndex {
     const chunks = await workspace.table(CHUNKS_TABLE);
     if (!chunks) return [];
     const terms = queryTerms(query.text);
-    const hybrid = query.vector !== undefined && query.space !== undefined;
-    const depth = hybrid ? Math.max(query.limit, this.options.candidates) : query.limit;
+    const { vector: queryVector, space } = query;
+    if (queryVector === undefined || space === undefined) {
+      const lexical = await this.lexical(eng, chunks, terms, where, query.limit);
+      return lexical.map(({ row, score }) => ({ ...row, score }));
+    }
+    const depth = Math.max(query.limit, this.options.candidates);
     const [lexical, vector] = await Promise.all([
       this.lexical(eng, chunks, terms, where, depth),
-      hybrid && query.space && query.vector
-        ? this.nearest(workspace, query.space, query.vector, where, depth)
-        : [],
+      this.nearest(workspace, space, queryVector, where, depth),
     ]);
-    if (!hybrid) return lexical.map(({ row, score }) => ({ ...row, score }));
     const rows = new Map(lexical.map(({ row }) => [row.id, row]));
     const fused = fuse(
       lexical.map(({ row, score }) => ({ id: row.id, score })),
       vector,
-      {
-        limit: query.limit,
-        protectedLexical: this.options.protectedLexical,
-        rrfK: 60,
-      },
+      { limit: query.limit, protectedLexical: this.options.protectedLexical, rrfK: RRF_K },
     );
     const missing = fused.filter(({ id }) => !rows.has(id)).map(({ id }) => id);
     if (missing.length > 0) {
@@ -287,8 +303,9 @@ export class SearchIndex {
   ): Promise<Array<{ row: HitRow; score: number }>> {
     if (terms.length === 0) return [];
     const { BooleanQuery, MatchQuery, Occur, Operator } = lance;
-    // One match query per term and column, built from the terms as plain values: nothing in the
-    // user's text is parsed as query syntax, so quotes, AND, parentheses or colons cannot fail it.
+    // One OR match per column over the terms joined by spaces, which the index's whitespace
+    // tokenizer splits back into exactly these terms. A match query is not parsed as query
+    // syntax, so quotes, AND, parentheses or colons in the user's words cannot fail it.
     const words = terms.join(" ");
     const query = new BooleanQuery([
       [Occur.Should, new MatchQuery(words, TEXT_TERMS, { operator: Operator.Or })],

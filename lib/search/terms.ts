@@ -34,9 +34,9 @@ export function indexedTerms(text: string | null): string {
 }
 
 /**
- * Distinct terms a search looks up, at most this many. The caller bounds queries already
- * (lib/knowledge/query.ts); the engine keeps its own cap so no caller can make one search cost
- * more than this many term lookups.
+ * Distinct terms a search looks up, at most this many: repeated words count once and words past
+ * the cap are dropped, so no query can make one search cost more than this many term lookups
+ * (a 2,000-character query of 400 repeated words once blocked a process for seconds).
  */
 export const MAX_QUERY_TERMS = 32;
 
@@ -49,3 +49,6 @@ export function queryTerms(text: string): string[] {
   }
   return [...distinct];
 }
+
+/** Longest query the search API accepts, in characters. */
+export const MAX_QUERY_LENGTH = 2000;

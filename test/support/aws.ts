@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
@@ -6,9 +9,12 @@ import { ensureTable, startDynamo, startS3 } from "../../infra/local/emulators.j
 import { LocalQueues } from "../../infra/local/queues.js";
 import type { ChunkingOptions } from "../../lib/knowledge/chunking.js";
 import { Indexer, type IndexerDeps } from "../../lib/knowledge/indexer.js";
+import { LiveSources } from "../../lib/knowledge/live-sources.js";
+import { IndexRetriever } from "../../lib/knowledge/retrieval.js";
 import { Sources } from "../../lib/knowledge/sources.js";
 import { Quotas } from "../../lib/limits/quotas.js";
 import type { Embedder } from "../../lib/llm/embeddings.js";
+import { DynamoWriterLock, SearchIndex } from "../../lib/search/index.js";
 import { Blobs } from "../../lib/store/blobs.js";
 import { Queue } from "../../lib/store/queue.js";
 import { Table } from "../../lib/store/table.js";
@@ -16,6 +22,8 @@ import { Table } from "../../lib/store/table.js";
 export interface TestAws {
   table: Table;
   blobs: Blobs;
+  /** The persisted search index, on local disk in a folder of its own. */
+  search: SearchIndex;
   queues: LocalQueues;
   /** A real SQS client pointed at the local queue endpoint, sending to queue `name`. */
   queue(name: string): Queue;
@@ -37,13 +45,14 @@ export async function startAws(): Promise<TestAws> {
   const dynamoClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region, credentials });
   await ensureTable(dynamoClient, "test-table");
   const sqs = new SQSClient({ endpoint: sqsEndpoint, region, credentials });
+  const table = new Table(
+    DynamoDBDocumentClient.from(dynamoClient, { marshallOptions: { removeUndefinedValues: true } }),
+    "test-table",
+  );
+  const searchDir = await mkdtemp(join(tmpdir(), "kb-search-"));
   return {
-    table: new Table(
-      DynamoDBDocumentClient.from(dynamoClient, {
-        marshallOptions: { removeUndefinedValues: true },
-      }),
-      "test-table",
-    ),
+    table,
+    search: new SearchIndex({ location: { uri: searchDir }, lock: new DynamoWriterLock(table) }),
     blobs: new Blobs(
       new S3Client({ endpoint: s3.endpoint, region, credentials, forcePathStyle: true }),
       "test-bucket",
@@ -52,7 +61,11 @@ export async function startAws(): Promise<TestAws> {
     queue: (name) => new Queue(sqs, queues.create(name)),
     async close() {
       await queues.close();
-      await Promise.all([dynamo.close(), s3.close()]);
+      await Promise.all([
+        dynamo.close(),
+        s3.close(),
+        rm(searchDir, { recursive: true, force: true }),
+      ]);
     },
   };
 }
@@ -76,4 +89,16 @@ export const indexerOn = (
   loaders: IndexerDeps["loaders"],
   chunking: ChunkingOptions = { size: 300, overlap: 50 },
   embedder?: Embedder,
-) => new Indexer({ table: aws.table, blobs: aws.blobs, chunking, loaders, embedder });
+) =>
+  new Indexer({
+    table: aws.table,
+    blobs: aws.blobs,
+    search: aws.search,
+    chunking,
+    loaders,
+    embedder,
+  });
+
+/** Search over the emulated stores' index, hybrid when given an embedder. */
+export const retrieverOn = (aws: TestAws, embedder?: Embedder) =>
+  new IndexRetriever({ index: aws.search, live: new LiveSources(aws.table), embedder });

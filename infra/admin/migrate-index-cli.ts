@@ -1,0 +1,104 @@
+import { join, resolve } from "node:path";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { S3Client } from "@aws-sdk/client-s3";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { KeyStore } from "../../lib/auth/keys.js";
+import { migrateWorkspace } from "../../lib/knowledge/migrate-index.js";
+import type { EmbeddingSpace } from "../../lib/llm/embeddings.js";
+import { loadLlmSettings } from "../../lib/llm/settings.js";
+import { DynamoWriterLock, SearchIndex, type SearchLocation } from "../../lib/search/index.js";
+import { Blobs } from "../../lib/store/blobs.js";
+import { Table } from "../../lib/store/table.js";
+import { ensureTable, startDynamo, startS3 } from "../local/emulators.js";
+import { BUCKET_NAME, runningRuntime, TABLE_NAME } from "../local/runtime.js";
+
+// The Lambdas run Node 22; locally Node 20 is supported, so the SDK's upgrade notice is noise here.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
+const usage = `Write every workspace's indexed sources into the persisted search index.
+
+  npm run migrate-index
+
+For a deployment that searched in memory before the index existed: it reads the stored chunk
+sets (and vectors of EMBEDDING_MODEL, when set) and writes them to the index. Safe to run twice
+and while the service runs. With TABLE_NAME and BUCKET_NAME set, works on AWS (credentials and
+region from the environment; SEARCH_INDEX_URI as the functions have it, default
+s3://<bucket>/search). Otherwise on the local data in DATA_DIR (default ./.data), with npm start
+stopped.`;
+
+interface Target {
+  table: Table;
+  blobs: Blobs;
+  location: SearchLocation;
+  close(): Promise<void>;
+}
+
+async function openTarget(): Promise<Target | string> {
+  const doc = (client: DynamoDBClient) =>
+    DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  const { TABLE_NAME: table, BUCKET_NAME: bucket, SEARCH_INDEX_URI: uri } = process.env;
+  if (table && bucket) {
+    return {
+      table: new Table(doc(new DynamoDBClient({})), table),
+      blobs: new Blobs(new S3Client({}), bucket),
+      location: { uri: uri ?? `s3://${bucket}/search` },
+      close: async () => {},
+    };
+  }
+  const dataDir = process.env.DATA_DIR ?? "./.data";
+  if (await runningRuntime(dataDir)) return `Stop npm start on ${dataDir} first`;
+  const local = {
+    region: "us-east-1",
+    credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
+  };
+  const [dynamo, s3] = await Promise.all([
+    startDynamo(join(dataDir, "dynamodb")),
+    startS3(join(dataDir, "s3"), [BUCKET_NAME]),
+  ]);
+  const client = new DynamoDBClient({ ...local, endpoint: dynamo.endpoint });
+  await ensureTable(client, TABLE_NAME);
+  return {
+    table: new Table(doc(client), TABLE_NAME),
+    blobs: new Blobs(
+      new S3Client({ ...local, endpoint: s3.endpoint, forcePathStyle: true }),
+      BUCKET_NAME,
+    ),
+    location: { uri: resolve(dataDir, "search") },
+    close: async () => {
+      await Promise.all([dynamo.close(), s3.close()]);
+    },
+  };
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(`${usage}\n`);
+    return 0;
+  }
+  const target = await openTarget();
+  if (typeof target === "string") {
+    process.stderr.write(`${target}\n`);
+    return 1;
+  }
+  const llm = loadLlmSettings();
+  const space: EmbeddingSpace | undefined = llm.embeddingModel
+    ? { model: llm.embeddingModel, dimensions: llm.embeddingDimensions }
+    : undefined;
+  const search = new SearchIndex({
+    location: target.location,
+    lock: new DynamoWriterLock(target.table),
+  });
+  try {
+    for (const workspace of await new KeyStore(target.table, 0).listWorkspaces()) {
+      const report = await migrateWorkspace({ ...target, search, space }, workspace.id);
+      process.stdout.write(
+        `${workspace.id}: ${report.sources} sources, ${report.chunks} chunks, ${report.vectors} vectors\n`,
+      );
+    }
+    return 0;
+  } finally {
+    await target.close();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
