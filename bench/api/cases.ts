@@ -85,7 +85,7 @@ export function apiCases(env: CaseEnv): Case[] {
         body: searchBody,
       },
       direct: {
-        label: "LexicalRetriever.search()",
+        label: "IndexRetriever.search()",
         call: () => env.retriever.search(reads.workspaceId, env.query, 10),
       },
     },

@@ -1,5 +1,8 @@
-import { LexicalRetriever } from "../../lib/knowledge/retrieval.js";
+import { loadConfig } from "../../lib/config.js";
+import { LiveSources } from "../../lib/knowledge/live-sources.js";
+import { IndexRetriever } from "../../lib/knowledge/retrieval.js";
 import { Sources } from "../../lib/knowledge/sources.js";
+import { createSearchIndex } from "../../lib/search/config.js";
 import { startBareServer } from "../api/bare-server.js";
 import { apiCases, type Case, warmUp } from "../api/cases.js";
 import { seedThroughApi } from "../api/seed.js";
@@ -94,7 +97,10 @@ export const figure: Figure = {
       writes,
       sourceCount,
       sources: new Sources(stores),
-      retriever: new LexicalRetriever(stores),
+      retriever: new IndexRetriever({
+        index: createSearchIndex(loadConfig(), stores.table),
+        live: new LiveSources(stores.table),
+      }),
       text: corpus.document(1000),
       query: corpus.query(),
     });

@@ -2,6 +2,7 @@ import { loadConfig, MAX_RECEIVE_COUNT } from "../../lib/config.js";
 import { type ChunkingOptions, chunkText } from "../../lib/knowledge/chunking.js";
 import { Indexer, textLoader } from "../../lib/knowledge/indexer.js";
 import { type IndexMessage, Sources } from "../../lib/knowledge/sources.js";
+import { createSearchIndex } from "../../lib/search/config.js";
 import { Corpus } from "../core/corpus.js";
 import type { BenchContext, Figure, Row, Workspace } from "../core/figure.js";
 import { interleave, timeSync } from "../core/measure.js";
@@ -67,6 +68,7 @@ async function inProcess(ctx: BenchContext, workspace: Workspace, chunking: Chun
   const sources = new Sources({ ...stores, indexQueue: parked.queue });
   const indexer = new Indexer({
     ...stores,
+    search: createSearchIndex(loadConfig(), stores.table),
     chunking,
     loaders: { text: textLoader(stores.blobs) },
   });
