@@ -1,4 +1,5 @@
 import { parentPort, workerData } from "node:worker_threads";
+import type { Readings, ReadJob, Role } from "../competitors/reading.js";
 import { type ExtractedPage, ExtractionError, type PageJob } from "../web/page.js";
 import { ParseError } from "./errors.js";
 import { type ParseJob, runParser } from "./parsers.js";
@@ -6,14 +7,16 @@ import { type ParseJob, runParser } from "./parsers.js";
 /**
  * The sandbox's thread (see sandbox.ts): started for one task (`workerData.task`), it loads that
  * task's modules, says "ready", then runs each request it is sent, one at a time, and posts a
- * reply. The tasks: parsing a file (parsers.ts) and reading a web page (lib/web/readable.ts, with
- * jsdom, so only page threads load jsdom). A refusal (ParseError, ExtractionError) is a reply;
- * any other error escapes as the thread's `error` event: a bug or an outage, not bad content, and
- * the thread is discarded.
+ * reply. The tasks: parsing a file (parsers.ts), reading a web page (lib/web/readable.ts, with
+ * jsdom, so only page threads load jsdom) and reading a competitor's page, feed or sitemap into
+ * the plain facts a check keeps (lib/competitors/reading.ts, with htmlparser2). A refusal
+ * (ParseError, ExtractionError) is a reply; any other error escapes as the thread's `error` event:
+ * a bug or an outage, not bad content, and the thread is discarded.
  */
 export interface SandboxTasks {
   parse: { input: ParseJob; output: string };
   extract: { input: PageJob; output: ExtractedPage };
+  observe: { input: ReadJob; output: Readings[Role] };
 }
 
 export type SandboxRequest = {
@@ -32,6 +35,8 @@ async function prepare(task: keyof SandboxTasks): Promise<unknown> {
       return;
     case "extract":
       return import("../web/readable.js");
+    case "observe":
+      return import("../competitors/reading.js");
   }
 }
 
@@ -41,6 +46,8 @@ async function perform(request: SandboxRequest): Promise<unknown> {
       return runParser(request.input);
     case "extract":
       return (await import("../web/readable.js")).readPage(request.input);
+    case "observe":
+      return (await import("../competitors/reading.js")).readDocument(request.input);
   }
 }
 

@@ -24,7 +24,8 @@ export interface ExtractOptions {
   sandbox?: Sandbox;
 }
 
-const EXTRACT_FAILURES: Failures = {
+/** Why a page read in the sandbox (here, or a competitor's: lib/competitors/reader.ts) failed. */
+export const EXTRACT_FAILURES: Failures = {
   // The page thread refuses pages with ExtractionErrors only.
   refused: (code, message) => new ExtractionError(code as ExtractionErrorCode, message),
   timedOut: (seconds) =>
