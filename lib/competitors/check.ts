@@ -8,6 +8,7 @@ import { detailsOf, type EventDraft, type Events } from "./events.js";
 import { type AtsApis, PUBLIC_ATS_APIS } from "./extract/ats.js";
 import type { Fetcher } from "./fetcher.js";
 import { observe } from "./observe.js";
+import { type PageReader, pageReader } from "./reader.js";
 import { CrawlSession } from "./session.js";
 import { severityOf } from "./severity.js";
 import {
@@ -54,6 +55,8 @@ export interface CheckerDeps {
   /** Where the job boards' public APIs are; the vendors' own by default. */
   atsApis?: AtsApis;
   briefWriter?: BriefWriter;
+  /** Where fetched pages are read; the process's sandbox within PAGE_BOUNDS by default. */
+  reader?: PageReader;
 }
 
 export interface CheckResult {
@@ -131,7 +134,7 @@ export class Checker {
       robotsAgent: this.deps.robotsAgent,
     });
     const observation = await observe(
-      session,
+      { session, read: this.deps.reader ?? pageReader() },
       homepageCandidates(item),
       this.deps.atsApis ?? PUBLIC_ATS_APIS,
     );

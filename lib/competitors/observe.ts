@@ -1,23 +1,21 @@
 import { ExtractionError } from "../web/page.js";
-import { discoverPages, type PageCandidates } from "./discover.js";
-import { type AtsApis, boardApiUrl, findBoards, parseBoard } from "./extract/ats.js";
-import {
-  extractPosts,
-  feedLinks,
-  parseFeed,
-  parseSitemap,
-  postsFromSitemap,
-} from "./extract/content.js";
-import { type HtmlPage, loadHtml } from "./extract/html.js";
-import { extractJobs } from "./extract/jobs.js";
-import { extractMessaging } from "./extract/messaging.js";
-import { extractPlans } from "./extract/pricing.js";
+import { type AtsApis, type AtsBoard, boardApiUrl, parseBoard } from "./extract/ats.js";
+import { postsFromSitemap } from "./extract/content.js";
+import type { FetchedResource } from "./fetcher.js";
+import type { PageReader } from "./reader.js";
+import type { Readings, Role } from "./reading.js";
 import type { CrawlSession } from "./session.js";
 import type { Facts } from "./snapshot.js";
 
 export type Observation =
   | { ok: true; homepage: string; facts: Facts }
   | { ok: false; reason: string };
+
+/** One check's way to the site: its requests (the session), and where what they fetch is read. */
+export interface Visit {
+  session: CrawlSession;
+  read: PageReader;
+}
 
 /** Candidate pages tried per kind before giving up on it: linked pages first, then guesses. */
 const ATTEMPTS_PER_KIND = 2;
@@ -26,53 +24,66 @@ const CHILD_SITEMAPS = 2;
 
 const isHtml = (contentType: string) => /html/.test(contentType) || contentType === "";
 
-/** A fetched page, parsed, or why it cannot be read. */
-function parsePage(url: string, text: string): HtmlPage | { reason: string } {
+/** A fetched document read as `role`, or why it cannot be read (too deep, too slow, too big). */
+async function readFetched<R extends Role>(
+  visit: Visit,
+  role: R,
+  { url, text }: FetchedResource,
+): Promise<Readings[R] | { reason: string }> {
   try {
-    return loadHtml(url, text);
+    return await visit.read(role, url, text);
   } catch (err) {
     if (err instanceof ExtractionError) return { reason: `${url}: ${err.message}` };
     throw err;
   }
 }
 
-async function fetchHtml(session: CrawlSession, url: string): Promise<HtmlPage | undefined> {
-  const outcome = await session.get(url, "html");
-  if (!outcome.ok || !isHtml(outcome.page.contentType)) return undefined;
-  const page = parsePage(outcome.page.url, outcome.page.text);
-  return "reason" in page ? undefined : page;
+/**
+ * A page (or a feed, a sitemap) fetched and read as `role`; undefined when it cannot be fetched,
+ * a page is no HTML, or it cannot be read.
+ */
+async function fetchReading<R extends Exclude<Role, "home">>(
+  visit: Visit,
+  url: string,
+  role: R,
+): Promise<Readings[R] | undefined> {
+  const kind = role === "feed" || role === "sitemap" ? "feed" : "html";
+  const outcome = await visit.session.get(url, kind);
+  if (!outcome.ok || (kind === "html" && !isHtml(outcome.page.contentType))) return undefined;
+  const reading = await readFetched(visit, role, outcome.page);
+  return "reason" in reading ? undefined : reading;
 }
 
-/** The first candidate page from which `read` gets something, trying a few at most. */
-async function firstPage<T>(
-  session: CrawlSession,
+/** The first candidate page from which `take` gets something, trying a few at most. */
+async function firstPage<R extends "pricing" | "careers" | "blog", T>(
+  visit: Visit,
   urls: string[],
-  read: (page: HtmlPage) => T | undefined | Promise<T | undefined>,
+  role: R,
+  take: (page: Readings[R]) => T | undefined | Promise<T | undefined>,
 ): Promise<T | undefined> {
   for (const url of urls.slice(0, ATTEMPTS_PER_KIND)) {
-    const page = await fetchHtml(session, url);
-    const found = page && (await read(page));
+    const page = await fetchReading(visit, url, role);
+    const found = page && (await take(page));
     if (found) return found;
   }
   return undefined;
 }
 
-async function readPricing(session: CrawlSession, urls: string[]): Promise<Facts["pricing"]> {
-  return firstPage(session, urls, (page) => {
-    const plans = extractPlans(page);
-    return plans.length > 0 ? { url: page.url, plans } : undefined;
-  });
+async function readPricing(visit: Visit, urls: string[]): Promise<Facts["pricing"]> {
+  return firstPage(visit, urls, "pricing", ({ url, plans }) =>
+    plans.length > 0 ? { url, plans } : undefined,
+  );
 }
 
 /** Jobs from the first ATS board a page embeds, through the vendor's public JSON API. */
 async function readBoard(
-  session: CrawlSession,
-  page: HtmlPage,
+  visit: Visit,
+  page: { url: string; boards: AtsBoard[] },
   apis: AtsApis,
 ): Promise<Facts["hiring"]> {
-  const [board] = findBoards(page.raw);
+  const [board] = page.boards;
   if (!board) return undefined;
-  const outcome = await session.get(boardApiUrl(board, apis), "json", { robots: false });
+  const outcome = await visit.session.get(boardApiUrl(board, apis), "json", { robots: false });
   if (!outcome.ok) return undefined;
   try {
     const jobs = parseBoard(board.vendor, JSON.parse(outcome.page.text));
@@ -84,47 +95,45 @@ async function readBoard(
 
 /** An ATS board answers even with no openings; a careers page with none found proves nothing. */
 async function readHiring(
-  session: CrawlSession,
-  home: HtmlPage,
+  visit: Visit,
+  home: Readings["home"],
   urls: string[],
   apis: AtsApis,
 ): Promise<Facts["hiring"]> {
   return (
-    (await readBoard(session, home, apis)) ??
-    firstPage(session, urls, async (page) => {
-      const board = await readBoard(session, page, apis);
+    (await readBoard(visit, home, apis)) ??
+    firstPage(visit, urls, "careers", async (page) => {
+      const board = await readBoard(visit, page, apis);
       if (board) return board;
-      const jobs = extractJobs(page);
-      return jobs.length > 0 ? { url: page.url, source: "page" as const, jobs } : undefined;
+      return page.jobs.length > 0
+        ? { url: page.url, source: "page" as const, jobs: page.jobs }
+        : undefined;
     })
   );
 }
 
-async function readFeed(session: CrawlSession, urls: string[]): Promise<Facts["content"]> {
+async function readFeed(visit: Visit, urls: string[]): Promise<Facts["content"]> {
   for (const url of urls.slice(0, ATTEMPTS_PER_KIND)) {
-    const outcome = await session.get(url, "feed");
-    if (!outcome.ok) continue;
-    const items = parseFeed(outcome.page.text, outcome.page.url);
-    if (items && items.length > 0) return { url: outcome.page.url, items };
+    const feed = await fetchReading(visit, url, "feed");
+    if (feed?.items && feed.items.length > 0) return { url: feed.url, items: feed.items };
   }
   return undefined;
 }
 
 /** Posts from the sitemaps robots.txt names (or `/sitemap.xml`), one index level deep. */
 async function readSitemap(
-  session: CrawlSession,
-  home: HtmlPage,
+  visit: Visit,
+  home: Readings["home"],
   blogUrl: string,
 ): Promise<Facts["content"]> {
   const origin = new URL(home.url).origin;
-  const named = await session.sitemaps(origin);
+  const named = await visit.session.sitemaps(origin);
   const queue = named.length > 0 ? named.slice(0, 1) : [`${origin}/sitemap.xml`];
   const pages: Array<{ url: string; lastmod: string | null }> = [];
   // The queue grows while read: an index's children are read after it.
   for (const [i, url] of queue.entries()) {
     if (i > CHILD_SITEMAPS) break;
-    const outcome = await session.get(url, "feed");
-    const entries = outcome.ok ? parseSitemap(outcome.page.text) : undefined;
+    const entries = (await fetchReading(visit, url, "sitemap"))?.entries;
     if (!entries) continue;
     pages.push(...entries.pages);
     // Child sitemaps named for posts first: `post-sitemap.xml`, `blog-sitemap.xml`.
@@ -142,35 +151,34 @@ async function readSitemap(
  * posts), else from the sitemap.
  */
 async function readContent(
-  session: CrawlSession,
-  home: HtmlPage,
+  visit: Visit,
+  home: Readings["home"],
   urls: string[],
 ): Promise<Facts["content"]> {
   return (
-    (await readFeed(session, feedLinks(home))) ??
-    (await firstPage(session, urls, async (page) => {
-      const fromFeed = await readFeed(session, feedLinks(page));
+    (await readFeed(visit, home.feeds)) ??
+    (await firstPage(visit, urls, "blog", async (page) => {
+      const fromFeed = await readFeed(visit, page.feeds);
       if (fromFeed) return fromFeed;
-      const items = extractPosts(page);
-      return items.length > 0 ? { url: page.url, items } : undefined;
+      return page.posts.length > 0 ? { url: page.url, items: page.posts } : undefined;
     })) ??
-    readSitemap(session, home, urls[0] ?? new URL("/blog", home.url).href)
+    readSitemap(visit, home, urls[0] ?? new URL("/blog", home.url).href)
   );
 }
 
 /** The homepage, over each candidate URL in turn while the previous one cannot connect. */
 async function readHomepage(
-  session: CrawlSession,
+  visit: Visit,
   candidates: string[],
-): Promise<HtmlPage | { reason: string }> {
+): Promise<Readings["home"] | { reason: string }> {
   let reason = "no homepage to try";
   for (const url of candidates) {
-    const outcome = await session.get(url, "html");
+    const outcome = await visit.session.get(url, "html");
     if (outcome.ok) {
       if (!isHtml(outcome.page.contentType)) {
         return { reason: `${url} is not an HTML page (${outcome.page.contentType})` };
       }
-      return parsePage(outcome.page.url, outcome.page.text);
+      return readFetched(visit, "home", outcome.page);
     }
     reason = outcome.message;
     if (outcome.reason !== "network") break;
@@ -180,23 +188,24 @@ async function readHomepage(
 
 /**
  * Reads a competitor's site: the homepage, then its pricing, careers and blog pages (found from
- * the homepage's links, with the usual paths as fallbacks) in parallel. Sections whose page is
+ * the homepage's links, with the usual paths as fallbacks) in parallel. Every page, feed and
+ * sitemap is read in the sandbox (reader.ts), never on the caller's thread. Sections whose page is
  * missing or unreadable are left out; only an unreadable homepage fails the observation.
  */
 export async function observe(
-  session: CrawlSession,
+  visit: Visit,
   homepages: string[],
   apis: AtsApis,
 ): Promise<Observation> {
-  const home = await readHomepage(session, homepages);
+  const home = await readHomepage(visit, homepages);
   if ("reason" in home) return { ok: false, reason: home.reason };
-  const pages: PageCandidates = discoverPages(home);
+  const pages = home.candidates;
   const [pricing, hiring, content] = await Promise.all([
-    readPricing(session, pages.pricing),
-    readHiring(session, home, pages.careers, apis),
-    readContent(session, home, pages.blog),
+    readPricing(visit, pages.pricing),
+    readHiring(visit, home, pages.careers, apis),
+    readContent(visit, home, pages.blog),
   ]);
-  const facts: Facts = { messaging: { url: home.url, ...extractMessaging(home) } };
+  const facts: Facts = { messaging: { url: home.url, ...home.messaging } };
   if (pricing) facts.pricing = pricing;
   if (hiring) facts.hiring = hiring;
   if (content) facts.content = content;

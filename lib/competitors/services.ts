@@ -7,6 +7,7 @@ import { Competitors } from "./competitors.js";
 import { Events } from "./events.js";
 import type { AtsApis } from "./extract/ats.js";
 import type { Fetcher } from "./fetcher.js";
+import type { PageReader } from "./reader.js";
 import { Snapshots } from "./snapshot.js";
 
 export interface CompetitorServiceDeps {
@@ -17,6 +18,8 @@ export interface CompetitorServiceDeps {
   limits: CheckLimits;
   briefWriter?: BriefWriter;
   atsApis?: AtsApis;
+  /** Where checks read fetched pages; the process's sandbox by default. */
+  reader?: PageReader;
 }
 
 /** The competitor services over one table and bucket, wired to each other. */
@@ -33,6 +36,7 @@ export function createCompetitorServices(deps: CompetitorServiceDeps) {
     robotsAgent: ROBOTS_AGENT,
     ...(deps.atsApis ? { atsApis: deps.atsApis } : {}),
     ...(deps.briefWriter ? { briefWriter: deps.briefWriter } : {}),
+    ...(deps.reader ? { reader: deps.reader } : {}),
   });
   return { snapshots, competitors, events, checker };
 }

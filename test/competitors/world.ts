@@ -2,6 +2,7 @@ import { createServer } from "node:net";
 import type { BriefWriter } from "../../lib/competitors/brief.js";
 import type { CheckLimits } from "../../lib/competitors/check.js";
 import type { CompetitorEvent } from "../../lib/competitors/events.js";
+import type { PageReader } from "../../lib/competitors/reader.js";
 import { createCompetitorServices } from "../../lib/competitors/services.js";
 import { competitorFetcher } from "../../lib/competitors/web-fetcher.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
@@ -33,7 +34,7 @@ export interface World {
 export function servicesFor(
   aws: TestAws,
   site: CompetitorSite,
-  options: { briefWriter?: BriefWriter; limits?: CheckLimits } = {},
+  options: { briefWriter?: BriefWriter; limits?: CheckLimits; reader?: PageReader } = {},
 ) {
   return createCompetitorServices({
     table: aws.table,
@@ -43,6 +44,7 @@ export function servicesFor(
     // The job board's API is served by the fixture site too.
     atsApis: { greenhouse: site.origin, lever: site.origin, ashby: site.origin },
     ...(options.briefWriter ? { briefWriter: options.briefWriter } : {}),
+    ...(options.reader ? { reader: options.reader } : {}),
   });
 }
 
