@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import { conflict, invalid } from "../errors.js";
 import { newId } from "../ids.js";
 import type { Item, Table } from "../store/table.js";
@@ -39,14 +40,29 @@ export function isWellFormedKey(key: string): boolean {
 }
 
 export class KeyStore {
-  private readonly cache = new Map<string, { workspaceId: string | null; until: number }>();
+  /**
+   * Verified keys (their hash) for `cacheSeconds`, unknown ones too; past `cacheEntries` the least
+   * recently used goes, so a flood of made-up keys can neither grow it nor push every real key out.
+   * Timed by the wall clock (`Date`), to the millisecond.
+   */
+  private readonly cache: LRUCache<string, { workspaceId: string | null }> | undefined;
 
   constructor(
     private readonly table: Table,
-    private readonly cacheSeconds = 30,
-    /** Most keys remembered at once, so a flood of made-up keys cannot grow the cache without end. */
-    private readonly cacheEntries = 10_000,
-  ) {}
+    cacheSeconds = 30,
+    cacheEntries = 10_000,
+  ) {
+    // With no cache time an entry would expire as it is written: no cache at all.
+    this.cache =
+      cacheSeconds > 0
+        ? new LRUCache({
+            max: cacheEntries,
+            ttl: cacheSeconds * 1000,
+            ttlResolution: 0,
+            perf: Date,
+          })
+        : undefined;
+  }
 
   async createWorkspace(name: string): Promise<Workspace> {
     const workspace = { id: newId("workspace"), name, createdAt: new Date().toISOString() };
@@ -119,18 +135,12 @@ export class KeyStore {
   async verify(key: string): Promise<string | null> {
     if (!isWellFormedKey(key)) return null;
     const hash = hashKey(key);
-    const now = Date.now();
-    const cached = this.cache.get(hash);
-    if (cached && cached.until > now) return cached.workspaceId;
+    const cached = this.cache?.get(hash);
+    if (cached) return cached.workspaceId;
     // Stryker disable next-line BooleanLiteral: consistency only changes cost and staleness on AWS
     const item = await this.table.get<KeyItem>(`KEY#${hash}`, "KEY", false);
     const workspaceId = item && !item.revokedAt ? item.workspaceId : null;
-    // With no cache time an entry would expire as it is written: the check only saves writing it.
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, see above
-    if (this.cacheSeconds > 0) {
-      if (this.cache.size >= this.cacheEntries) this.cache.clear();
-      this.cache.set(hash, { workspaceId, until: now + this.cacheSeconds * 1000 });
-    }
+    this.cache?.set(hash, { workspaceId });
     return workspaceId;
   }
 }

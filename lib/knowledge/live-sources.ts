@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import { type Item, type Table, wsKey } from "../store/table.js";
 import { GENERATION_SK, SOURCE_PREFIX, type SourceItem } from "./sources.js";
 
@@ -17,12 +18,15 @@ export interface WorkspaceSources {
  * are listed again only when it moved (before, every search listed every source).
  */
 export class LiveSources {
-  private readonly cache = new Map<string, { generation: number; sources: WorkspaceSources }>();
+  /** No age limit: the counter says when an entry is stale. */
+  private readonly cache: LRUCache<string, { generation: number; sources: WorkspaceSources }>;
 
   constructor(
     private readonly table: Table,
-    private readonly maxWorkspaces = 100,
-  ) {}
+    maxWorkspaces = 100,
+  ) {
+    this.cache = new LRUCache({ max: maxWorkspaces });
+  }
 
   async of(workspaceId: string): Promise<WorkspaceSources> {
     const counter = await this.table.get<Item & { generation?: number }>(
@@ -41,11 +45,7 @@ export class LiveSources {
       if (source.status === "indexed" && source.enabled === 1) sources.live.push(source);
       else sources.hidden.push(source.id);
     }
-    this.cache.delete(workspaceId);
     this.cache.set(workspaceId, { generation, sources });
-    if (this.cache.size > this.maxWorkspaces) {
-      this.cache.delete(this.cache.keys().next().value as string);
-    }
     return sources;
   }
 }

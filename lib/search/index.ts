@@ -10,7 +10,9 @@
  * silently lose one. It knows nothing of sources' records, enablement or embeddings models: the
  * knowledge domain passes in rows, filters and query vectors, and data never flows back.
  */
+
 import type { Connection, Table as LanceTable, Session } from "@lancedb/lancedb";
+import { LRUCache } from "lru-cache";
 import { type Engine, engine, openTable, type SearchLocation, storageOptions } from "./engine.js";
 import { type SearchFilters, sqlString, wherePredicate } from "./filters.js";
 import type { WriterLock } from "./lock.js";
@@ -150,7 +152,7 @@ class OpenWorkspace {
  * all of them, bounded by `indexCacheBytes`, so memory does not grow with the corpus.
  */
 export class SearchIndex {
-  private readonly workspaces = new Map<string, Promise<OpenWorkspace>>();
+  private readonly workspaces: LRUCache<string, Promise<OpenWorkspace>>;
   private readonly options: Required<SearchIndexOptions>;
   private session: Session | undefined;
 
@@ -167,6 +169,7 @@ export class SearchIndex {
       readConsistencySeconds: 0,
       ...options,
     };
+    this.workspaces = new LRUCache({ max: this.options.maxOpenWorkspaces });
   }
 
   /**
@@ -454,15 +457,10 @@ export class SearchIndex {
   /** The workspace's database, opened once and kept among the most recently used. */
   private async workspace(workspaceId: string): Promise<OpenWorkspace> {
     let open = this.workspaces.get(workspaceId);
-    this.workspaces.delete(workspaceId);
     if (!open) {
       open = this.connect(workspaceId);
       open.catch(() => this.workspaces.delete(workspaceId));
-    }
-    this.workspaces.set(workspaceId, open);
-    for (const oldest of this.workspaces.keys()) {
-      if (this.workspaces.size <= this.options.maxOpenWorkspaces) break;
-      this.workspaces.delete(oldest);
+      this.workspaces.set(workspaceId, open);
     }
     return open;
   }
