@@ -1,6 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSHandler, SQSRecord } from "aws-lambda";
-import { limiter } from "../lib/competitors/limiter.js";
+import { limiter } from "../lib/async.js";
 import { limitsFrom } from "../lib/competitors/limits.js";
 import { createCompetitorServices } from "../lib/competitors/services.js";
 import { CheckMessage, runQueuedCheck } from "../lib/competitors/sweep.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { limiter } from "../../lib/competitors/limiter.js";
+import { limiter } from "../lib/async.js";
 
 describe("limiter", () => {
   it("runs at most the limit at once, every task to completion, in arrival order", async () => {
