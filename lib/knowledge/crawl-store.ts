@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
-import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { mapLimit } from "../async.js";
 import { newId } from "../ids.js";
 import { type QuotaCharge, refundUnused } from "../limits/quotas.js";
 import type { Queue } from "../store/queue.js";
-import { type Item, isConditionFailure, type Page, type Table, wsKey } from "../store/table.js";
+import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 
 /**
  * The state of crawls in the table, all under the workspace's partition:
@@ -118,6 +117,14 @@ export const crawlKey = (crawlId: string) => `${CRAWL_PREFIX}${crawlId}`;
 const pagePrefix = (crawlId: string) => `CRAWLPAGE#${crawlId}#`;
 const hashKey = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 32);
 const pageKeyOf = (url: string) => hashKey(url);
+
+/** `status` is a reserved word in expressions. */
+const STATUS_NAME = { "#status": "status" };
+const statusIs = (status: CrawlStatus | PageStatus) => ({
+  expression: "#status = :status",
+  names: STATUS_NAME,
+  values: { ":status": status },
+});
 
 /** Query variants of one path taken at most: calendars and faceted search stop here. */
 const MAX_QUERY_VARIANTS = 20;
@@ -261,11 +268,14 @@ export class CrawlStore {
    * keeps the slot it took. False when the slots are gone or the crawl stopped.
    */
   async takeSlot(crawl: CrawlItem, pageKey: string): Promise<boolean> {
-    const taken = await this.change(crawl, {
+    const taken = await this.deps.table.change(crawl.pk, crawl.sk, {
       add: { slots: new Set([pageKey]) },
-      condition:
-        "#status = :indexing AND (attribute_not_exists(slots) OR size(slots) < :max OR contains(slots, :page))",
-      values: { ":page": pageKey, ":max": crawl.maxPages, ":indexing": "indexing" },
+      condition: {
+        expression:
+          "#status = :indexing AND (attribute_not_exists(slots) OR size(slots) < :max OR contains(slots, :page))",
+        names: STATUS_NAME,
+        values: { ":page": pageKey, ":max": crawl.maxPages, ":indexing": "indexing" },
+      },
     });
     return taken !== undefined;
   }
@@ -316,10 +326,9 @@ export class CrawlStore {
     lastError: string | null,
     counts?: CrawlCounts,
   ): Promise<CrawlItem | undefined> {
-    const ended = await this.change<CrawlItem>(crawl, {
+    const ended = await this.deps.table.change<CrawlItem>(crawl.pk, crawl.sk, {
       set: { ...counts, status, lastError, finishedAt: new Date().toISOString() },
-      condition: "#status = :indexing",
-      values: { ":indexing": "indexing" },
+      condition: statusIs("indexing"),
     });
     if (ended?.quota) {
       await refundUnused(this.deps.table, ended, ended.quota.amount - (ended.slots?.size ?? 0));
@@ -356,14 +365,13 @@ export class CrawlStore {
   }
 
   private async settle(page: CrawlPageItem, outcome: PageOutcome): Promise<boolean> {
-    const done = await this.change(page, {
+    const done = await this.deps.table.change(page.pk, page.sk, {
       set: {
         ...outcome,
         httpStatus: outcome.httpStatus ?? null,
         updatedAt: new Date().toISOString(),
       },
-      condition: "#status = :queued",
-      values: { ":queued": "queued" },
+      condition: statusIs("queued"),
     });
     return done !== undefined;
   }
@@ -376,10 +384,9 @@ export class CrawlStore {
       pk: crawl.pk,
       sk: `CRAWLPATH#${crawl.crawlId}#${hashKey(`${url.origin}${url.pathname}`)}`,
     };
-    const taken = await this.change(key, {
+    const taken = await this.deps.table.change(key.pk, key.sk, {
       add: { variants: 1 },
-      condition: "variants < :max",
-      values: { ":max": MAX_QUERY_VARIANTS },
+      condition: { expression: "variants < :max", values: { ":max": MAX_QUERY_VARIANTS } },
       upsert: true,
     });
     return taken !== undefined;
@@ -387,65 +394,12 @@ export class CrawlStore {
 
   /** Adds to the crawl's counters and marks progress; answers the crawl as it is now. */
   private async add(crawl: CrawlItem, counters: Partial<CrawlCounts>): Promise<CrawlItem> {
-    const updated = await this.change<CrawlItem>(crawl, {
+    const updated = await this.deps.table.change<CrawlItem>(crawl.pk, crawl.sk, {
       add: counters,
       set: { updatedAt: new Date().toISOString() },
     });
     if (!updated) throw new Error(`Crawl ${crawl.crawlId} is gone`);
     return updated;
-  }
-
-  /**
-   * One update with what `Table.update` cannot say: ADD to numbers and sets, and conditions on
-   * `#status` (a reserved word). Undefined when the condition fails; the item must exist unless
-   * `upsert`.
-   */
-  private async change<T extends Item>(
-    key: { pk: string; sk: string },
-    change: {
-      set?: Record<string, unknown>;
-      add?: Record<string, number | Set<string> | undefined>;
-      condition?: string;
-      values?: Record<string, unknown>;
-      upsert?: boolean;
-    },
-  ): Promise<T | undefined> {
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ...change.values };
-    const clause = (verb: string, prefix: string, fields: Record<string, unknown> = {}) => {
-      const parts = Object.entries(fields)
-        .filter(([, value]) => value !== undefined && value !== 0)
-        .map(([field, value], i) => {
-          names[`#${prefix}${i}`] = field;
-          values[`:${prefix}${i}`] = value;
-          return verb === "SET"
-            ? `#${prefix}${i} = :${prefix}${i}`
-            : `#${prefix}${i} :${prefix}${i}`;
-        });
-      return parts.length > 0 ? `${verb} ${parts.join(", ")}` : "";
-    };
-    const expression = [clause("SET", "s", change.set), clause("ADD", "a", change.add)].join(" ");
-    if (change.condition?.includes("#status")) names["#status"] = "status";
-    const condition = change.upsert
-      ? change.condition && `(attribute_not_exists(pk) OR ${change.condition})`
-      : ["attribute_exists(pk)", change.condition].filter(Boolean).join(" AND ");
-    try {
-      const res = await this.deps.table.doc.send(
-        new UpdateCommand({
-          TableName: this.deps.table.name,
-          Key: { pk: key.pk, sk: key.sk },
-          UpdateExpression: expression.trim(),
-          ConditionExpression: condition,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: "ALL_NEW",
-        }),
-      );
-      return res.Attributes as T;
-    } catch (err) {
-      if (isConditionFailure(err)) return undefined;
-      throw err;
-    }
   }
 }
 

@@ -1,4 +1,3 @@
-import { GetObjectCommand, NoSuchKey } from "@aws-sdk/client-s3";
 import { ParseError } from "../files/errors.js";
 import { DEFAULT_PARSE_LIMITS, megabytes } from "../files/limits.js";
 import { type ParseOptions, parseFile } from "../files/parse.js";
@@ -35,35 +34,26 @@ export function fileLoader(blobs: Blobs, parseOptions: ParseOptions = {}): Conte
   const maxBytes = options.limits?.maxBytes ?? DEFAULT_PARSE_LIMITS.maxBytes;
   return async (source) => {
     const accepted = source.accepted_file;
-    const request = {
-      Bucket: blobs.bucket,
-      Key: source.content_key ?? "",
-      IfMatch: accepted?.etag,
-      VersionId: accepted?.versionId,
-    };
-    const object = source.content_key
-      ? await blobs.s3.send(new GetObjectCommand(request)).catch((err: unknown) => {
-          if (err instanceof NoSuchKey) return undefined;
-          if ((err as { name?: string }).name === "PreconditionFailed") throw changed();
-          throw err;
-        })
-      : undefined;
-    if (!object?.Body) throw new IndexingError("content_missing", "The uploaded file is missing");
-    if (accepted && (object.ETag !== accepted.etag || object.ContentLength !== accepted.bytes)) {
-      await object.Body.transformToWebStream().cancel();
+    const object = source.content_key ? await blobs.open(source.content_key, accepted) : "missing";
+    if (object === "changed") throw changed();
+    if (object === "missing") {
+      throw new IndexingError("content_missing", "The uploaded file is missing");
+    }
+    if (accepted && (object.etag !== accepted.etag || object.bytes !== accepted.bytes)) {
+      await object.discard();
       throw changed();
     }
-    if ((object.ContentLength ?? 0) > maxBytes) {
-      await object.Body.transformToWebStream().cancel();
+    if (object.bytes > maxBytes) {
+      await object.discard();
       throw new IndexingError(
         "too_large",
-        `The file has ${megabytes(object.ContentLength ?? 0)}; files over ${megabytes(maxBytes)} are not parsed`,
+        `The file has ${megabytes(object.bytes)}; files over ${megabytes(maxBytes)} are not parsed`,
       );
     }
     const input = {
-      bytes: await object.Body.transformToByteArray(),
+      bytes: await object.read(),
       filename: source.source_url_or_path ?? source.name,
-      contentType: object.ContentType,
+      contentType: object.contentType,
     };
     try {
       return { text: (await parseFile(input, options)).text };

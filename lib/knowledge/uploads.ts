@@ -1,4 +1,3 @@
-import { createPresignedPost } from "@aws-sdk/s3-presigned-post";
 import { mapLimit } from "../async.js";
 import type { Config } from "../config.js";
 import { conflict, DomainError } from "../errors.js";
@@ -119,12 +118,10 @@ export class Uploads {
     const now = Date.now();
     const expiresAt = new Date(now + urlTtlSeconds * 1000).toISOString();
     const deadline = new Date(now + (urlTtlSeconds + graceSeconds) * 1000).toISOString();
-    const { url, fields } = await createPresignedPost(blobs.s3, {
-      Bucket: blobs.bucket,
-      Key: key,
-      Conditions: [["content-length-range", request.bytes, request.bytes]],
-      Fields: { "Content-Type": file.contentType },
-      Expires: urlTtlSeconds,
+    const { url, fields } = await blobs.presignPost(key, {
+      bytes: request.bytes,
+      contentType: file.contentType,
+      expiresInSeconds: urlTtlSeconds,
     });
     const item: UploadItem = {
       ...newSourceItem(

@@ -9,6 +9,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
+import { createPresignedPost } from "@aws-sdk/s3-presigned-post";
 
 /** What identifies one stored version of an object: a reader that must see that version checks it. */
 export interface StoredObject {
@@ -18,6 +19,26 @@ export interface StoredObject {
   contentType?: string | undefined;
   /** Only in a versioned bucket. */
   versionId?: string | undefined;
+}
+
+/** A stored object opened for reading: its identity now, its body read or let go on demand. */
+export interface OpenedObject extends StoredObject {
+  read(): Promise<Uint8Array>;
+  /** Lets the body go unread. */
+  discard(): Promise<void>;
+}
+
+/** What a presigned POST accepts: exactly `bytes` bytes of `contentType`, for a while. */
+export interface PostPolicy {
+  bytes: number;
+  contentType: string;
+  expiresInSeconds: number;
+}
+
+/** A browser form upload of one object: where to POST, and the signed fields to send first. */
+export interface PresignedPost {
+  url: string;
+  fields: Record<string, string>;
 }
 
 const isMissing = (err: unknown) =>
@@ -44,13 +65,8 @@ export class Blobs {
 
   /** The object's bytes, or undefined when there is no such object. */
   async get(key: string): Promise<Uint8Array | undefined> {
-    try {
-      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return res.Body ? await res.Body.transformToByteArray() : new Uint8Array();
-    } catch (err) {
-      if (err instanceof NoSuchKey) return undefined;
-      throw err;
-    }
+    const object = await this.open(key);
+    return typeof object === "string" ? undefined : object.read();
   }
 
   async getText(key: string): Promise<string | undefined> {
@@ -61,6 +77,55 @@ export class Blobs {
   async getJson<T>(key: string): Promise<T | undefined> {
     const text = await this.getText(key);
     return text === undefined ? undefined : (JSON.parse(text) as T);
+  }
+
+  /**
+   * Opens an object, only in the version `expected` names when given (by ETag, and version in a
+   * versioned bucket): "changed" when the object is there in another version.
+   */
+  async open(
+    key: string,
+    expected?: Pick<StoredObject, "etag" | "versionId">,
+  ): Promise<OpenedObject | "missing" | "changed"> {
+    const res = await this.s3
+      .send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          IfMatch: expected?.etag,
+          VersionId: expected?.versionId,
+        }),
+      )
+      .catch((err: unknown) => {
+        if (err instanceof NoSuchKey) return "missing" as const;
+        if ((err as { name?: string }).name === "PreconditionFailed") return "changed" as const;
+        throw err;
+      });
+    if (typeof res === "string") return res;
+    const body = res.Body;
+    if (!body) return "missing";
+    return {
+      etag: res.ETag ?? "",
+      bytes: res.ContentLength ?? 0,
+      contentType: res.ContentType,
+      versionId: res.VersionId,
+      read: () => body.transformToByteArray(),
+      discard: () => body.transformToWebStream().cancel(),
+    };
+  }
+
+  /** A presigned POST that stores what `policy` allows at `key`. */
+  async presignPost(
+    key: string,
+    { bytes, contentType, expiresInSeconds }: PostPolicy,
+  ): Promise<PresignedPost> {
+    return createPresignedPost(this.s3, {
+      Bucket: this.bucket,
+      Key: key,
+      Conditions: [["content-length-range", bytes, bytes]],
+      Fields: { "Content-Type": contentType },
+      Expires: expiresInSeconds,
+    });
   }
 
   /** The object's identity and type, or undefined when there is no such object. */

@@ -53,6 +53,18 @@ export interface Condition {
 
 export const isConditionFailure = (err: unknown) => err instanceof ConditionalCheckFailedException;
 
+/** One update of an item. Fields whose value is undefined are left out. */
+export interface Change {
+  set?: Record<string, unknown>;
+  /** Added to numbers, or to string sets. */
+  add?: Record<string, number | Set<string> | undefined>;
+  remove?: string[];
+  /** Holds besides the item existing. */
+  condition?: Condition;
+  /** Creates the item when there is none; the condition then holds only for an existing item. */
+  upsert?: boolean;
+}
+
 /** The service's single DynamoDB table (pk/sk strings, on-demand). */
 export class Table {
   constructor(
@@ -92,37 +104,56 @@ export class Table {
    * Sets attributes of an existing item, under an optional extra condition.
    * Answers the updated item, or undefined when the item is gone or the condition failed.
    */
-  async update<T extends Item>(
+  update<T extends Item>(
     pk: string,
     sk: string,
     set: Record<string, unknown>,
     condition?: Condition,
     remove: string[] = [],
   ): Promise<T | undefined> {
+    return this.change<T>(pk, sk, { set, condition, remove });
+  }
+
+  /**
+   * One update of an item: SET, ADD and REMOVE under a condition. Answers the item as it is
+   * now, or undefined when the condition failed (or the item is missing, unless `upsert`).
+   */
+  async change<T extends Item>(pk: string, sk: string, change: Change): Promise<T | undefined> {
+    const { condition } = change;
     const names: Record<string, string> = { ...condition?.names };
     const values: Record<string, unknown> = { ...condition?.values };
-    const parts = Object.entries(set).map(([field, value], i) => {
-      names[`#f${i}`] = field;
-      values[`:v${i}`] = value;
-      return `#f${i} = :v${i}`;
-    });
-    const removed = remove.map((field, i) => {
+    const clause = (verb: "SET" | "ADD", prefix: string, fields: Record<string, unknown> = {}) => {
+      const between = verb === "SET" ? " = " : " ";
+      const parts = Object.entries(fields)
+        .filter(([, value]) => value !== undefined)
+        .map(([field, value], i) => {
+          names[`#${prefix}${i}`] = field;
+          values[`:${prefix}${i}`] = value;
+          return `#${prefix}${i}${between}:${prefix}${i}`;
+        });
+      return parts.length > 0 ? `${verb} ${parts.join(", ")}` : "";
+    };
+    const removed = (change.remove ?? []).map((field, i) => {
       names[`#r${i}`] = field;
       return `#r${i}`;
     });
     const expression = [
-      parts.length > 0 ? `SET ${parts.join(", ")}` : "",
+      clause("SET", "f", change.set),
+      clause("ADD", "a", change.add),
       removed.length > 0 ? `REMOVE ${removed.join(", ")}` : "",
-    ].join(" ");
+    ]
+      .filter(Boolean)
+      .join(" ");
+    const conditionExpression = change.upsert
+      ? condition && `(attribute_not_exists(pk) OR ${condition.expression})`
+      : ["attribute_exists(pk)", condition?.expression].filter(Boolean).join(" AND ");
     try {
       const res = await this.doc.send(
         new UpdateCommand({
           TableName: this.name,
           Key: { pk, sk },
-          UpdateExpression: expression.trim(),
-          ConditionExpression: ["attribute_exists(pk)", condition?.expression]
-            .filter(Boolean)
-            .join(" AND "),
+          UpdateExpression: expression,
+          ConditionExpression: conditionExpression,
           ExpressionAttributeNames: names,
           ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
           ReturnValues: "ALL_NEW",
