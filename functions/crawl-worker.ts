@@ -5,7 +5,7 @@ import { Crawler, crawlRecordHandler } from "../lib/knowledge/crawler.js";
 import { Sources } from "../lib/knowledge/sources.js";
 import { createStores } from "../lib/store/clients.js";
 import { SafeFetcher } from "../lib/web/fetch.js";
-import { RobotsCache } from "../lib/web/robots.js";
+import { PoliteSession } from "../lib/web/session.js";
 
 const config = loadConfig();
 const stores = createStores(config);
@@ -16,8 +16,7 @@ const crawler = new Crawler({
   queue: stores.crawlQueue,
   sources: new Sources(stores),
   fetcher,
-  robots: new RobotsCache(fetcher),
-  politenessMs: config.CRAWL_POLITENESS_MS,
+  session: new PoliteSession(fetcher, { politenessMs: config.CRAWL_POLITENESS_MS }),
   stallMs: config.CRAWL_STALL_SECONDS * 1000,
   watchSeconds: config.CRAWL_WATCH_SECONDS,
 });

@@ -12,7 +12,8 @@ import { FetchError } from "../web/errors.js";
 import { extractPage } from "../web/extract.js";
 import type { FetchResult, SafeFetcher } from "../web/fetch.js";
 import { type ExtractedPage, ExtractionError } from "../web/page.js";
-import type { RobotsCache, RobotsRules } from "../web/robots.js";
+import type { RobotsRules } from "../web/robots.js";
+import type { PoliteSession } from "../web/session.js";
 import { readSitemaps } from "../web/sitemap.js";
 import { canonicalUrl } from "../web/url.js";
 import { CrawlScope } from "./crawl-scope.js";
@@ -43,10 +44,10 @@ export interface CrawlerDeps {
   /** The crawl queue. */
   queue: Queue;
   sources: Sources;
+  /** Pages and sitemaps: paced by the crawl's host slots, which its invocations share. */
   fetcher: SafeFetcher;
-  robots: RobotsCache;
-  /** Pause between two requests to one host, unless robots.txt asks for a longer one. */
-  politenessMs: number;
+  /** robots.txt, and the gap between two requests to a host (politeness or Crawl-delay). */
+  session: PoliteSession;
   /** A running crawl without progress for this long is stalled. */
   stallMs: number;
   /** Seconds between watchdog checks. */
@@ -141,7 +142,7 @@ export class Crawler {
     if (crawl.status !== "indexing" && !crawl.slots?.has(page.pageKey)) return stopped(crawl);
     let robots: RobotsRules;
     try {
-      robots = await this.deps.robots.rules(page.url);
+      robots = await this.deps.session.rules(page.url);
     } catch (err) {
       if (err instanceof FetchError) return fetchOutcome(err);
       throw err;
@@ -257,10 +258,7 @@ export class Crawler {
     message: PageMessage,
     robots: RobotsRules,
   ): Promise<boolean> {
-    const delay = Math.min(
-      MAX_CRAWL_DELAY_MS,
-      Math.max(this.deps.politenessMs, robots.crawlDelayMs ?? 0),
-    );
+    const delay = Math.min(MAX_CRAWL_DELAY_MS, this.deps.session.gapMs(robots));
     if (delay <= 0) return true;
     const now = Date.now();
     const slot =

@@ -1,7 +1,8 @@
+import { LRUCache } from "lru-cache";
 import robotsParserModule from "robots-parser";
 import { decodeText } from "./content-type.js";
 import { FetchError } from "./errors.js";
-import type { SafeFetcher } from "./fetch.js";
+import type { FetchedContent, FetchOptions } from "./fetch.js";
 
 /** The package is CommonJS (`module.exports = fn`) but its types declare a default export. */
 const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
@@ -29,61 +30,68 @@ export interface RobotsRules {
   crawlDelayMs: number | undefined;
   /** `Sitemap:` URLs the file lists. */
   sitemaps: string[];
+  /** Why nothing is allowed for now: the file could not be read (a server error, no answer). */
+  unreadable?: FetchError;
 }
 
 const allowAll: RobotsRules = { isAllowed: () => true, crawlDelayMs: undefined, sitemaps: [] };
-const disallowAll: RobotsRules = { isAllowed: () => false, crawlDelayMs: undefined, sitemaps: [] };
+const disallowAll = (unreadable: FetchError): RobotsRules => ({
+  isAllowed: () => false,
+  crawlDelayMs: undefined,
+  sitemaps: [],
+  unreadable,
+});
+
+/** How robots.txt is fetched: a session's polite `fetch`, or the safe fetcher's own. */
+export type RobotsFetch = (url: string, options: FetchOptions) => Promise<FetchedContent>;
 
 export interface RobotsOptions {
   /** How long a host's rules are kept. */
   ttlMs?: number;
-  /** Hosts kept at most; the oldest entry goes first. */
+  /** Hosts kept at most; the least recently used goes first. */
   maxHosts?: number;
   now?: () => number;
 }
 
 /**
- * robots.txt per origin, fetched through the safe fetcher and cached for the life of a warm
- * process. As RFC 9309 says: a 4xx (no file) allows everything; a server error or an unreachable
- * host disallows everything for now, since the site may be in trouble (so does a file too large
- * to read whole, rather than guess at its rules).
+ * robots.txt per origin, cached for `ttlMs`. As RFC 9309 says: a 4xx (no file) allows everything;
+ * a server error or an unreachable host disallows everything for now, since the site may be in
+ * trouble (so does a file too large to read whole, rather than guess at its rules).
  */
 export class RobotsCache {
-  private readonly entries = new Map<string, { at: number; rules: Promise<RobotsRules> }>();
-  private readonly ttlMs: number;
-  private readonly maxHosts: number;
-  private readonly now: () => number;
+  private readonly entries: LRUCache<string, Promise<RobotsRules>>;
 
   constructor(
-    private readonly fetcher: SafeFetcher,
+    private readonly fetch: RobotsFetch,
     options: RobotsOptions = {},
   ) {
-    this.ttlMs = options.ttlMs ?? 60 * 60_000;
-    this.maxHosts = options.maxHosts ?? 500;
-    this.now = options.now ?? Date.now;
+    this.entries = new LRUCache({
+      max: options.maxHosts ?? 500,
+      ttl: options.ttlMs ?? 60 * 60_000,
+      // The clock is read at each lookup (one per page), not reused for a millisecond.
+      ttlResolution: 0,
+      ...(options.now ? { perf: { now: options.now } } : {}),
+    });
   }
 
   /** The rules of a URL's origin. */
   rules(url: string | URL): Promise<RobotsRules> {
     const { origin } = new URL(url);
     const cached = this.entries.get(origin);
-    if (cached && this.now() - cached.at < this.ttlMs) return cached.rules;
-    this.entries.delete(origin);
-    if (this.entries.size >= this.maxHosts) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
+    if (cached) return cached;
     const rules = this.load(origin);
-    this.entries.set(origin, { at: this.now(), rules });
+    this.entries.set(origin, rules);
     // An unexpected failure is not an answer worth keeping.
-    rules.catch(() => this.entries.delete(origin));
+    rules.catch(() => {
+      if (this.entries.peek(origin) === rules) this.entries.delete(origin);
+    });
     return rules;
   }
 
   private async load(origin: string): Promise<RobotsRules> {
     const url = `${origin}/robots.txt`;
     try {
-      const res = await this.fetcher.fetch(url, { accept: ["text"], maxBytes: MAX_ROBOTS_BYTES });
+      const res = await this.fetch(url, { accept: ["text"], maxBytes: MAX_ROBOTS_BYTES });
       const robots = robotsParser(url, withoutLongLines(decodeText(res.body, res.charset)));
       const delay = robots.getCrawlDelay(ROBOTS_AGENT);
       return {
@@ -100,7 +108,7 @@ export class RobotsCache {
       const missing =
         (err.code === "http_error" && (err.status ?? 0) < 500) ||
         err.code === "unsupported_content_type";
-      return missing ? allowAll : disallowAll;
+      return missing ? allowAll : disallowAll(err);
     }
   }
 }

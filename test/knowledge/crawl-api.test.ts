@@ -8,7 +8,7 @@ import { crawlRoutes } from "../../lib/knowledge/crawl-routes.js";
 import { Crawler } from "../../lib/knowledge/crawler.js";
 import { Sources } from "../../lib/knowledge/sources.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
-import { RobotsCache } from "../../lib/web/robots.js";
+import { PoliteSession } from "../../lib/web/session.js";
 import { roomyQuotas, startAws, type TestAws } from "../support/aws.js";
 import { htmlPage, prose, respond, type Site, startSite } from "../support/sites.js";
 
@@ -71,8 +71,7 @@ describe("crawl API", () => {
       queue,
       sources: new Sources({ table: aws.table, blobs: aws.blobs, indexQueue: aws.queue("idx") }),
       fetcher,
-      robots: new RobotsCache(fetcher),
-      politenessMs: 0,
+      session: new PoliteSession(fetcher, { politenessMs: 0 }),
       stallMs: 60_000,
       watchSeconds: 60,
     });

@@ -9,7 +9,7 @@ import { Sources } from "../../lib/knowledge/sources.js";
 import { Quotas } from "../../lib/limits/quotas.js";
 import { wsKey } from "../../lib/store/table.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
-import { RobotsCache } from "../../lib/web/robots.js";
+import { PoliteSession } from "../../lib/web/session.js";
 import { startAws, type TestAws } from "../support/aws.js";
 import { htmlPage, prose, respond, type Site, startSite } from "../support/sites.js";
 
@@ -54,8 +54,7 @@ beforeAll(async () => {
     queue,
     sources: new Sources({ table: aws.table, blobs: aws.blobs, indexQueue: aws.queue("idx") }),
     fetcher,
-    robots: new RobotsCache(fetcher),
-    politenessMs: 0,
+    session: new PoliteSession(fetcher, { politenessMs: 0 }),
     stallMs: 60_000,
     watchSeconds: 60,
   });

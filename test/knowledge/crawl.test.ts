@@ -11,7 +11,7 @@ import type { IndexMessage, SourceItem, Sources } from "../../lib/knowledge/sour
 import { urlLoader } from "../../lib/knowledge/url-loader.js";
 import { wsKey } from "../../lib/store/table.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
-import { RobotsCache } from "../../lib/web/robots.js";
+import { PoliteSession } from "../../lib/web/session.js";
 import { sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import {
   htmlPage,
@@ -57,8 +57,9 @@ function harness(
     queue,
     sources,
     fetcher: options.fetcher ?? fetcher,
-    robots: new RobotsCache(options.fetcher ?? fetcher),
-    politenessMs: options.politenessMs ?? 0,
+    session: new PoliteSession(options.fetcher ?? fetcher, {
+      politenessMs: options.politenessMs ?? 0,
+    }),
     stallMs: 15 * 60_000,
     watchSeconds: 1,
     ...(options.now ? { now: options.now } : {}),
@@ -106,6 +107,7 @@ beforeAll(async () => {
   const indexer = new Indexer({
     table: aws.table,
     blobs: aws.blobs,
+    search: aws.search,
     chunking: { size: 1200, overlap: 200 },
     loaders: { url: urlLoader({ fetcher, blobs: aws.blobs }) },
   });

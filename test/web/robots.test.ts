@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SafeFetcher } from "../../lib/web/fetch.js";
-import { RobotsCache } from "../../lib/web/robots.js";
+import { RobotsCache, type RobotsFetch } from "../../lib/web/robots.js";
 import { respond, type Site, startSite } from "../support/sites.js";
 
 const fetcher = new SafeFetcher({ allowPrivate: true, timeoutMs: 2000 });
+const fetch: RobotsFetch = (url, options) => fetcher.fetch(url, options);
 const text = { "content-type": "text/plain" };
 
 describe("RobotsCache", () => {
@@ -43,7 +44,7 @@ describe("RobotsCache", () => {
   afterAll(() => Promise.all([site.close(), missing.close(), failing.close(), hostile.close()]));
 
   it("applies the group of our agent, with its crawl delay and the sitemaps", async () => {
-    const robots = new RobotsCache(fetcher);
+    const robots = new RobotsCache(fetch);
     const rules = await robots.rules(`${site.origin}/any/page`);
     expect(rules.isAllowed(`${site.origin}/docs/a`)).toBe(true);
     expect(rules.isAllowed(`${site.origin}/private/a`)).toBe(false);
@@ -53,25 +54,27 @@ describe("RobotsCache", () => {
   });
 
   it("fetches a host's file once while it is fresh, and again when it expires", async () => {
-    let now = 0;
-    const robots = new RobotsCache(fetcher, { ttlMs: 1000, now: () => now });
+    let now = 1000;
+    const robots = new RobotsCache(fetch, { ttlMs: 1000, now: () => now });
     const before = site.requests.length;
     await Promise.all([robots.rules(`${site.origin}/a`), robots.rules(`${site.origin}/b`)]);
     await robots.rules(`${site.origin}/c`);
     expect(site.requests.length - before).toBe(1);
-    now = 5000;
+    now = 6000;
     await robots.rules(`${site.origin}/d`);
     expect(site.requests.length - before).toBe(2);
   });
 
   it("allows everything when there is no file, and nothing when the server fails", async () => {
-    const robots = new RobotsCache(fetcher);
+    const robots = new RobotsCache(fetch);
     expect((await robots.rules(missing.origin)).isAllowed(`${missing.origin}/x`)).toBe(true);
-    expect((await robots.rules(failing.origin)).isAllowed(`${failing.origin}/x`)).toBe(false);
+    const failed = await robots.rules(failing.origin);
+    expect(failed.isAllowed(`${failing.origin}/x`)).toBe(false);
+    expect(failed.unreadable).toMatchObject({ code: "http_error", status: 503 });
   });
 
   it("drops rules too long to matter, so checking a URL stays cheap", async () => {
-    const rules = await new RobotsCache(fetcher).rules(`${hostile.origin}/`);
+    const rules = await new RobotsCache(fetch).rules(`${hostile.origin}/`);
     expect(rules.isAllowed(`${hostile.origin}/drafts/x`)).toBe(false);
     const started = performance.now();
     for (let i = 0; i < 100; i++) rules.isAllowed(`${hostile.origin}/${"a".repeat(1000)}${i}`);
