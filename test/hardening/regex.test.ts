@@ -24,8 +24,7 @@ import { escapeHeadings } from "../../lib/files/text.js";
 import { CitationMarkers, supportingQuote } from "../../lib/intel/citations.js";
 import { chunkText, normalizeText } from "../../lib/knowledge/chunking.js";
 import { pathPattern, seedFolder } from "../../lib/knowledge/crawl-scope.js";
-import { queryTerms } from "../../lib/knowledge/query.js";
-import { tokenize } from "../../lib/knowledge/retrieval.js";
+import { queryTerms, tokenize } from "../../lib/search/terms.js";
 import { parseContentType } from "../../lib/web/content-type.js";
 import { parseSitemap } from "../../lib/web/sitemap.js";
 import { canonicalUrl } from "../../lib/web/url.js";
@@ -69,8 +68,8 @@ const cases: Array<[string, () => unknown, (result: never) => void]> = [
   ],
   [
     "queryTerms: a query of many words",
-    () => queryTerms(run("word "), tokenize),
-    (q: { terms: string[] }) => expect(q.terms).toEqual(["word", "x"]),
+    () => queryTerms(run("word ")),
+    (terms: string[]) => expect(terms).toEqual(["word", "x"]),
   ],
   [
     "crawl path pattern: 99 stars against a long path",

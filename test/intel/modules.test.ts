@@ -13,13 +13,11 @@ import { IntelGenerator } from "../../lib/intel/generate.js";
 import { generateApi } from "../../lib/intel/generate-api.js";
 import { ALL_MODULES } from "../../lib/intel/modules/index.js";
 import type { IntelModule } from "../../lib/intel/modules/module.js";
-import { HybridRetriever } from "../../lib/knowledge/hybrid.js";
-import { LexicalRetriever } from "../../lib/knowledge/retrieval.js";
 import { Quotas } from "../../lib/limits/quotas.js";
 import type { LlmSettings } from "../../lib/llm/settings.js";
 import { strictJsonSchema } from "../../lib/llm/structured.js";
 import { llmFor } from "../llm/helpers.js";
-import { roomyQuotas } from "../support/aws.js";
+import { retrieverOn, roomyQuotas } from "../support/aws.js";
 import type { RecordedRequest } from "../support/fake-openai.js";
 import { type Intel, startIntel, type Workspace } from "./setup.js";
 
@@ -91,15 +89,10 @@ interface Options {
 
 /** The intel modules and artifacts as the intel function serves them, over the shared stores. */
 function intelApp(options: Options = {}) {
-  const { table, blobs } = intel.aws;
+  const { table } = intel.aws;
   const llm = llmFor(intel.fake, options.llm);
   const generator = new IntelGenerator({
-    retriever: new HybridRetriever({
-      table,
-      blobs,
-      lexical: new LexicalRetriever({ table, blobs }),
-      embedder: llm.embedder,
-    }),
+    retriever: retrieverOn(intel.aws, llm.embedder),
     brands: intel.brands,
     llm: llm.chat,
     competitors: new CompetitorIntel({

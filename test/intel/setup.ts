@@ -4,14 +4,11 @@ import { bearerAuth } from "../../lib/http/auth.js";
 import { intelApi } from "../../lib/intel/api.js";
 import { BrandProfiles } from "../../lib/intel/brand.js";
 import { GroundedChat } from "../../lib/intel/chat.js";
-import { embedChunks } from "../../lib/knowledge/embeddings.js";
-import { HybridRetriever } from "../../lib/knowledge/hybrid.js";
-import { Indexer, textLoader } from "../../lib/knowledge/indexer.js";
-import { LexicalRetriever } from "../../lib/knowledge/retrieval.js";
+import { textLoader } from "../../lib/knowledge/indexer.js";
 import { type IndexMessage, type SourceItem, Sources } from "../../lib/knowledge/sources.js";
 import type { LlmSettings } from "../../lib/llm/settings.js";
 import { llmFor } from "../llm/helpers.js";
-import { roomyQuotas, startAws } from "../support/aws.js";
+import { indexerOn, retrieverOn, roomyQuotas, startAws } from "../support/aws.js";
 import { FakeOpenAI } from "../support/fake-openai.js";
 
 export interface Workspace {
@@ -21,27 +18,23 @@ export interface Workspace {
 
 /**
  * The intel module as a function would serve it, over emulated DynamoDB and S3 and the fake
- * model server: real keys, real indexing (with embeddings, as the indexer hook will do).
+ * model server: real keys, real indexing into the persisted search index (with embeddings, as
+ * the index worker does when an embedding model is configured).
  */
 export async function startIntel(settings: Partial<LlmSettings> = {}) {
   const [aws, fake] = await Promise.all([startAws(), FakeOpenAI.start()]);
   const { table, blobs } = aws;
   const keys = new KeyStore(table, 0);
   const sources = new Sources({ table, blobs, indexQueue: aws.queue("index") });
-  const indexer = new Indexer({
-    table,
-    blobs,
-    chunking: { size: 600, overlap: 100 },
-    loaders: { text: textLoader(blobs) },
-  });
   const llm = llmFor(fake, settings);
+  const indexer = indexerOn(
+    aws,
+    { text: textLoader(blobs) },
+    { size: 600, overlap: 100 },
+    llm.embedder,
+  );
   const brands = new BrandProfiles(table);
-  const retriever = new HybridRetriever({
-    table,
-    blobs,
-    lexical: new LexicalRetriever({ table, blobs }),
-    embedder: llm.embedder,
-  });
+  const retriever = retrieverOn(aws, llm.embedder);
   const app = createServiceApp({
     authenticate: bearerAuth(keys),
     modules: [
@@ -67,12 +60,9 @@ export async function startIntel(settings: Partial<LlmSettings> = {}) {
     async addSource(workspaceId: string, text: string, name: string): Promise<SourceItem> {
       const item = await sources.createText(workspaceId, text, name);
       const message = JSON.parse(aws.queues.pending("index").at(-1) as string) as IndexMessage;
-      await indexer.handle(message, { receiveCount: 1, maxReceiveCount: 3 });
-      const indexed = await sources.get(workspaceId, item.id);
-      if (llm.embedder) {
-        await embedChunks({ blobs, embedder: llm.embedder }, indexed.chunks_key as string);
-      }
-      return indexed;
+      const outcome = await indexer.handle(message, { receiveCount: 1, maxReceiveCount: 3 });
+      if (outcome !== "indexed") throw new Error(`Source ${name} was not indexed: ${outcome}`);
+      return sources.get(workspaceId, item.id);
     },
 
     call(

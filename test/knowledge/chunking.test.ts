@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chunkText, normalizeText, PAGE_BREAK } from "../../lib/knowledge/chunking.js";
-import { tokenize } from "../../lib/knowledge/retrieval.js";
+import { tokenize } from "../../lib/search/terms.js";
 
 const sentence = (i: number) => `Sentence number ${i} talks about product marketing.`;
 

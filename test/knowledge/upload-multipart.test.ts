@@ -2,7 +2,7 @@ import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileLoader } from "../../lib/knowledge/file-loader.js";
 import type { Delivery, Indexer, IndexOutcome } from "../../lib/knowledge/indexer.js";
-import { LexicalRetriever } from "../../lib/knowledge/retrieval.js";
+import type { IndexRetriever } from "../../lib/knowledge/retrieval.js";
 import { type IndexMessage, type Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
 import { createFileSource, MULTIPART_MAX_BYTES } from "../../lib/knowledge/uploads-multipart.js";
 import {
@@ -12,7 +12,7 @@ import {
   pdfBytes,
   zipBomb,
 } from "../files/support/documents.js";
-import { indexerOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
+import { indexerOn, retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 
 /**
  * Multipart file sources from the API's side: stored, recorded, indexed by the file loader in
@@ -26,7 +26,7 @@ const once: Delivery = { receiveCount: 1, maxReceiveCount: 3 };
 let aws: TestAws;
 let sources: Sources;
 let indexer: Indexer;
-let retriever: LexicalRetriever;
+let retriever: IndexRetriever;
 
 beforeAll(async () => {
   aws = await startAws();
@@ -36,7 +36,7 @@ beforeAll(async () => {
     { file: fileLoader(aws.blobs, { limits: { maxBytes: 1024 * 1024 } }) },
     { size: 400, overlap: 50 },
   );
-  retriever = new LexicalRetriever({ table: aws.table, blobs: aws.blobs });
+  retriever = retrieverOn(aws);
 });
 afterAll(() => aws.close());
 

@@ -15,10 +15,12 @@ import { createServiceApp } from "../../lib/http/app.js";
 import { bearerAuth } from "../../lib/http/auth.js";
 import { fileLoader } from "../../lib/knowledge/file-loader.js";
 import { Indexer } from "../../lib/knowledge/indexer.js";
-import { LexicalRetriever } from "../../lib/knowledge/retrieval.js";
+import { LiveSources } from "../../lib/knowledge/live-sources.js";
+import { IndexRetriever } from "../../lib/knowledge/retrieval.js";
 import { type IndexMessage, Sources } from "../../lib/knowledge/sources.js";
 import { type PendingUpload, type UploadSettings, Uploads } from "../../lib/knowledge/uploads.js";
 import { uploadsApi } from "../../lib/knowledge/uploads-api.js";
+import { DynamoWriterLock, SearchIndex } from "../../lib/search/index.js";
 import { Blobs } from "../../lib/store/blobs.js";
 import { Queue } from "../../lib/store/queue.js";
 import { Table, wsKey } from "../../lib/store/table.js";
@@ -37,11 +39,12 @@ const overdue = () => Date.now() + (settings.urlTtlSeconds + settings.graceSecon
 let dynamo: Emulator;
 let s3: S3rver;
 let s3Dir: string;
+let searchDir: string;
 let queues: LocalQueues;
 let stores: { table: Table; blobs: Blobs };
 let sources: Sources;
 let uploads: Uploads;
-let retriever: LexicalRetriever;
+let retriever: IndexRetriever;
 let api: ReturnType<typeof createServiceApp>;
 let apiKey: string;
 let workspaceId: string;
@@ -99,10 +102,17 @@ beforeAll(async () => {
     indexQueue: new Queue(new SQSClient({}), queues.url("index")),
   });
   uploads = new Uploads({ ...stores, sources }, settings);
-  retriever = new LexicalRetriever(stores);
+  // The search index on local disk, so the bucket's notifications carry only the uploads.
+  searchDir = await mkdtemp(join(tmpdir(), "search-uploads-"));
+  const search = new SearchIndex({
+    location: { uri: searchDir },
+    lock: new DynamoWriterLock(stores.table),
+  });
+  retriever = new IndexRetriever({ index: search, live: new LiveSources(stores.table) });
   const indexer = new Indexer({
     table: stores.table,
     blobs: stores.blobs,
+    search,
     chunking: { size: 400, overlap: 50 },
     loaders: { file: fileLoader(stores.blobs) },
   });
@@ -130,7 +140,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await queues.close();
   await Promise.all([s3.close(), dynamo.close()]);
-  await rm(s3Dir, { recursive: true, force: true });
+  await Promise.all([
+    rm(s3Dir, { recursive: true, force: true }),
+    rm(searchDir, { recursive: true, force: true }),
+  ]);
 });
 
 function startUpload(body: Record<string, unknown>) {

@@ -23,6 +23,7 @@ describe("URL sources", () => {
     new Indexer({
       table: aws.table,
       blobs: aws.blobs,
+      search: aws.search,
       chunking: { size: 1200, overlap: 200 },
       loaders: { url: urlLoader({ fetcher, blobs: aws.blobs }) },
     });

@@ -25,6 +25,7 @@ describe("the watchdog", () => {
     const indexer = new Indexer({
       table: aws.table,
       blobs: aws.blobs,
+      search: aws.search,
       chunking: { size: 500, overlap: 0 },
       loaders: { text: textLoader(aws.blobs) },
     });
@@ -63,6 +64,7 @@ describe("the watchdog", () => {
     const hanging = new Indexer({
       table: aws.table,
       blobs: aws.blobs,
+      search: aws.search,
       chunking: { size: 500, overlap: 0 },
       loaders: {
         text: (source) => {
