@@ -1,5 +1,19 @@
+import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_QUERY_LENGTH } from "../../lib/knowledge/query.js";
+import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
+import { knowledgeApi } from "../../lib/knowledge/api.js";
+import { type ContentLoader, type Indexer, textLoader } from "../../lib/knowledge/indexer.js";
+import type { SearchResult } from "../../lib/knowledge/retrieval.js";
+import type { IndexMessage, SourceItem, Sources, SourceType } from "../../lib/knowledge/sources.js";
+import { MAX_QUERY_LENGTH } from "../../lib/search/terms.js";
+import {
+  indexerOn,
+  retrieverOn,
+  roomyQuotas,
+  sourcesOn,
+  startAws,
+  type TestAws,
+} from "../support/aws.js";
 import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
 
 let rt: TestRuntime;
@@ -209,6 +223,195 @@ describe("bad input", () => {
         error: { code: "validation_failed", details: { issues: [{ path: "url" }] } },
       });
     }
+  });
+});
+
+describe("search filters", () => {
+  it("narrow the deployed search to the sources named, and to none for an empty list", async () => {
+    await rt.runtime.queues.idle();
+    const other = await rt.call("/api/knowledge", {
+      method: "POST",
+      json: { text: "More about pricing, pricing and pricing." },
+    });
+    const otherId = ((await other.json()) as { id: string }).id;
+    await rt.runtime.queues.idle();
+    const search = async (filters: Record<string, unknown>) => {
+      const res = await rt.call("/api/knowledge/search", {
+        method: "POST",
+        json: { query: "pricing", ...filters },
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { results: SearchResult[] }).results.map((r) => r.source_id);
+    };
+    expect((await search({})).sort()).toEqual([sourceId, otherId].sort());
+    expect(await search({ source_ids: [sourceId] })).toEqual([sourceId]);
+    expect(await search({ source_ids: [otherId], limit: 1 })).toEqual([otherId]);
+    expect(await search({ source_ids: [] })).toEqual([]);
+    expect((await search({ type: ["text"] })).sort()).toEqual([sourceId, otherId].sort());
+    expect(await search({ type: ["url", "file"] })).toEqual([]);
+    expect(await search({ crawl_id: ["crawl_none"] })).toEqual([]);
+    await rt.call(`/api/knowledge/${otherId}`, { method: "DELETE" });
+  });
+
+  it("answers 400 to filters of the wrong shape", async () => {
+    for (const filters of [
+      { type: ["pdf"] },
+      { type: "text" },
+      { source_ids: "kb_1" },
+      { source_ids: [1] },
+      { crawl_id: [null] },
+    ]) {
+      const res = await rt.call("/api/knowledge/search", {
+        method: "POST",
+        json: { query: "pricing", ...filters },
+      });
+      expect(res.status, JSON.stringify(filters)).toBe(400);
+      expect(await res.json()).toMatchObject({ error: { code: "validation_failed" } });
+    }
+  });
+
+  /**
+   * Sources of every type, pages of two crawls, and more text sources that match the query far
+   * better than any of them: more than a search takes from the engine for a small limit, so a
+   * filter applied after the engine's top-k cut would find nothing.
+   */
+  describe("inside the engine, before its top-k cut", () => {
+    const WS = "ws_01JD0000000000000000000061";
+    /** The bearer token is the workspace id: tenancy without the key store. */
+    const testAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+      c.set("workspaceId", (c.req.header("authorization") ?? "").replace(/^Bearer /, ""));
+      await next();
+    };
+    const STRONG = 15;
+    const WEAK = (topic: string) =>
+      `Our handbook covers ${topic}, travel, expenses, holidays, equipment, security reviews and, in one line, pricing.`;
+    const texts = new Map<string, string>();
+    const loader: ContentLoader = async (source) => ({ text: texts.get(source.id) ?? "" });
+    let aws: TestAws;
+    let sources: Sources;
+    let indexer: Indexer;
+    let app: ReturnType<typeof createServiceApp>;
+    let file: SourceItem;
+    let pageA: SourceItem;
+    let pageB: SourceItem;
+
+    async function indexQueued(sourceId: string): Promise<void> {
+      const message = aws.queues
+        .pending("index")
+        .map((body) => JSON.parse(body) as IndexMessage)
+        .findLast((queued) => queued.sourceId === sourceId);
+      if (!message) throw new Error(`No index message for ${sourceId}`);
+      expect(await indexer.handle(message, { receiveCount: 1, maxReceiveCount: 3 })).toBe(
+        "indexed",
+      );
+    }
+
+    async function added(
+      type: SourceType,
+      name: string,
+      text: string,
+      crawlId: string | null = null,
+    ): Promise<SourceItem> {
+      const source = await sources.create(WS, {
+        type,
+        name,
+        source_url_or_path: type === "url" ? `https://example.com/${name}` : `${name}.md`,
+        crawl_id: crawlId,
+      });
+      texts.set(source.id, text);
+      await indexQueued(source.id);
+      return source;
+    }
+
+    const search = async (body: Record<string, unknown>) => {
+      const res = await app.request("/api/knowledge/search", {
+        method: "POST",
+        headers: { authorization: `Bearer ${WS}`, "content-type": "application/json" },
+        body: JSON.stringify({ query: "pricing", ...body }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { results: SearchResult[] }).results;
+    };
+    const ids = (results: SearchResult[]) => results.map((r) => r.source_id);
+
+    beforeAll(async () => {
+      aws = await startAws();
+      sources = sourcesOn(aws);
+      indexer = indexerOn(aws, { text: textLoader(aws.blobs), url: loader, file: loader });
+      app = createServiceApp({
+        authenticate: testAuth,
+        modules: [
+          knowledgeApi({
+            sources,
+            blobs: aws.blobs,
+            retriever: retrieverOn(aws),
+            maxTextBytes: 100_000,
+            quotas: roomyQuotas(aws.table),
+            allowPrivate: false,
+          }),
+        ],
+      });
+      for (let i = 0; i < STRONG; i++) {
+        const res = await app.request("/api/knowledge", {
+          method: "POST",
+          headers: { authorization: `Bearer ${WS}`, "content-type": "application/json" },
+          body: JSON.stringify({ text: `Pricing ${i}: pricing, pricing and more pricing.` }),
+        });
+        expect(res.status).toBe(200);
+        await indexQueued(((await res.json()) as { id: string }).id);
+      }
+      file = await added("file", "guide", WEAK("onboarding"));
+      pageA = await added("url", "page-a", WEAK("hiring"), "crawl_a");
+      pageB = await added("url", "page-b", `${WEAK("payroll")} Pricing again.`, "crawl_b");
+    }, 60_000);
+    afterAll(() => aws.close());
+
+    it("rank every filtered source below the strong matches when unfiltered", async () => {
+      const all = ids(await search({ limit: 50 }));
+      expect(all).toHaveLength(STRONG + 3);
+      const firstFiltered = Math.min(...[file, pageA, pageB].map((s) => all.indexOf(s.id)));
+      expect(firstFiltered).toBe(STRONG);
+      expect(await search({ limit: 1 })).toEqual([
+        expect.objectContaining({ name: expect.stringMatching(/^Pricing \d+/) }),
+      ]);
+    });
+
+    it("find a filtered source with limit 1 by source_ids, type and crawl_id", async () => {
+      expect(ids(await search({ limit: 1, source_ids: [pageA.id] }))).toEqual([pageA.id]);
+      expect(ids(await search({ limit: 1, source_ids: [file.id, pageA.id] }))).toHaveLength(1);
+      expect(ids(await search({ limit: 5, source_ids: [file.id, pageA.id] })).sort()).toEqual(
+        [file.id, pageA.id].sort(),
+      );
+      expect(ids(await search({ limit: 1, type: ["file"] }))).toEqual([file.id]);
+      // pageB says pricing twice: the better of the two pages.
+      expect(ids(await search({ limit: 1, type: ["url"] }))).toEqual([pageB.id]);
+      expect(ids(await search({ limit: 1, crawl_id: ["crawl_a"] }))).toEqual([pageA.id]);
+      expect(ids(await search({ limit: 5, crawl_id: ["crawl_a", "crawl_b"] })).sort()).toEqual(
+        [pageA.id, pageB.id].sort(),
+      );
+      expect(ids(await search({ limit: 5, type: ["url", "file"] })).sort()).toEqual(
+        [file.id, pageA.id, pageB.id].sort(),
+      );
+    });
+
+    it("combine as an intersection, and an empty source_ids list matches nothing", async () => {
+      expect(ids(await search({ limit: 5, type: ["url"], crawl_id: ["crawl_b"] }))).toEqual([
+        pageB.id,
+      ]);
+      expect(await search({ limit: 5, source_ids: [file.id], type: ["url"] })).toEqual([]);
+      expect(await search({ limit: 5, source_ids: [pageA.id], crawl_id: ["crawl_b"] })).toEqual([]);
+      expect(await search({ limit: 5, source_ids: [] })).toEqual([]);
+      expect(await search({ limit: 5, source_ids: [], type: ["file"] })).toEqual([]);
+      expect(await search({ limit: 5, source_ids: ["kb_unknown"] })).toEqual([]);
+    });
+
+    it("still hide a disabled source that the filter names", async () => {
+      await sources.setEnabled(WS, file.id, false);
+      expect(await search({ limit: 1, source_ids: [file.id] })).toEqual([]);
+      expect(await search({ limit: 1, type: ["file"] })).toEqual([]);
+      await sources.setEnabled(WS, file.id, true);
+      expect(ids(await search({ limit: 1, type: ["file"] }))).toEqual([file.id]);
+    });
   });
 });
 

@@ -1,39 +1,46 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Chunk } from "../../lib/knowledge/chunking.js";
 import {
   decodeVectors,
   embedChunks,
   encodeVectors,
   vectorsKey,
 } from "../../lib/knowledge/embeddings.js";
-import { fuseRankings, HybridRetriever } from "../../lib/knowledge/hybrid.js";
-import { type Delivery, Indexer, textLoader } from "../../lib/knowledge/indexer.js";
-import { LexicalRetriever, type SearchResult } from "../../lib/knowledge/retrieval.js";
+import {
+  type Delivery,
+  type Indexer,
+  type StoredChunks,
+  textLoader,
+} from "../../lib/knowledge/indexer.js";
+import type { SearchResult } from "../../lib/knowledge/retrieval.js";
 import type { IndexMessage, SourceItem, Sources } from "../../lib/knowledge/sources.js";
 import type { Embedder } from "../../lib/llm/embeddings.js";
 import { llmFor } from "../llm/helpers.js";
-import { sourcesOn, startAws, type TestAws } from "../support/aws.js";
+import { indexerOn, retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import { FakeOpenAI } from "../support/fake-openai.js";
 
-const WS = "ws_01JD0000000000000000000011";
 const OTHER = "ws_01JD0000000000000000000012";
 const once: Delivery = { receiveCount: 1, maxReceiveCount: 3 };
+const CHUNKING = { size: 400, overlap: 50 };
 
 let aws: TestAws;
 let fake: FakeOpenAI;
 let sources: Sources;
-let indexer: Indexer;
 let embedder: Embedder;
+/** The index worker without an embedding model: lexical rows only. */
+let plainIndexer: Indexer;
+/** The index worker with the embedding model: rows and their vectors. */
+let embeddingIndexer: Indexer;
+
+const indexerWith = (withEmbedder: Embedder | undefined) =>
+  indexerOn(aws, { text: textLoader(aws.blobs) }, CHUNKING, withEmbedder);
 
 beforeAll(async () => {
   [aws, fake] = await Promise.all([startAws(), FakeOpenAI.start()]);
   sources = sourcesOn(aws);
-  indexer = new Indexer({
-    table: aws.table,
-    blobs: aws.blobs,
-    chunking: { size: 400, overlap: 50 },
-    loaders: { text: textLoader(aws.blobs) },
-  });
   embedder = llmFor(fake).embedder as Embedder;
+  plainIndexer = indexerWith(undefined);
+  embeddingIndexer = indexerWith(embedder);
 });
 afterAll(async () => {
   await Promise.all([aws.close(), fake.close()]);
@@ -56,47 +63,34 @@ const CONCEPTS = {
   start: ["started", "onboarding", "setup", "begin", "guided"],
 };
 
-/** Indexes a text source as the worker does, then embeds it as the lead's indexer hook will. */
-async function addSource(workspaceId: string, text: string, name: string, embed = true) {
+/**
+ * Adds a text source and indexes it as the worker does: with the embedding model when `embed`
+ * (another indexer when given one), without one otherwise.
+ */
+async function addSource(
+  workspaceId: string,
+  text: string,
+  name: string,
+  embed: boolean | Indexer = true,
+): Promise<SourceItem> {
   const item = await sources.createText(workspaceId, text, name);
-  await index(embed);
+  const indexer = embed === true ? embeddingIndexer : embed === false ? plainIndexer : embed;
+  expect(await indexer.handle(lastMessage(), once)).toBe("indexed");
   return sources.get(workspaceId, item.id);
 }
 
-async function index(embed: boolean): Promise<SourceItem> {
-  const message = JSON.parse(aws.queues.pending("index").at(-1) as string) as IndexMessage;
-  expect(await indexer.handle(message, once)).toBe("indexed");
-  const source = await sources.get(message.workspaceId, message.sourceId);
-  if (embed) await embedChunks({ blobs: aws.blobs, embedder }, source.chunks_key as string);
-  return source;
+function lastMessage(): IndexMessage {
+  return JSON.parse(aws.queues.pending("index").at(-1) as string) as IndexMessage;
+}
+
+/** The chunk set a source was indexed from, as the bucket holds it. */
+async function storedChunks(source: SourceItem): Promise<Chunk[]> {
+  const stored = await aws.blobs.getJson<StoredChunks>(source.chunks_key as string);
+  if (!stored) throw new Error(`No chunk set for ${source.id}`);
+  return stored.chunks;
 }
 
 const names = (results: SearchResult[]) => results.map((r) => r.name);
-
-describe("fuseRankings", () => {
-  const hit = (id: string): SearchResult => ({
-    source_id: id,
-    chunk_index: 0,
-    text: id,
-    score: 0,
-    source_url_or_path: null,
-    name: id,
-    heading: null,
-    page: null,
-  });
-
-  it("ranks first what both rankings place high, and sums 1/(k + rank)", () => {
-    const fused = fuseRankings(
-      [
-        [hit("a"), hit("b"), hit("c")],
-        [hit("b"), hit("d"), hit("a")],
-      ],
-      60,
-    );
-    expect(fused.map((r) => r.source_id)).toEqual(["b", "a", "d", "c"]);
-    expect(fused[0]?.score).toBeCloseTo(1 / 62 + 1 / 61, 6);
-  });
-});
 
 describe("stored vectors", () => {
   it("round-trip through their binary form", () => {
@@ -110,52 +104,71 @@ describe("stored vectors", () => {
   });
 
   it("sit beside the chunk set under a key naming the space, and are computed once", async () => {
+    const WS = "ws_01JD0000000000000000000011";
     const source = await addSource(WS, "# Plans\nThe Team plan costs $99.", "Stored", false);
     const chunksKey = source.chunks_key as string;
-    const key = await embedChunks({ blobs: aws.blobs, embedder }, chunksKey);
-    expect(key).toBe(vectorsKey(chunksKey, embedder.space));
-    expect(key).toMatch(
+    const chunks = await storedChunks(source);
+    const first = await embedChunks({ blobs: aws.blobs, embedder }, chunksKey, chunks);
+    expect(first.key).toBe(vectorsKey(chunksKey, embedder.space));
+    expect(first.key).toMatch(
       new RegExp(
         `^ws/${WS}/kb/${source.id}/vectors/[0-9a-f]+\\.fake-embed-native-[0-9a-f]{8}\\.bin$`,
       ),
     );
-    const stored = decodeVectors((await aws.blobs.get(key)) as Uint8Array);
+    const stored = decodeVectors((await aws.blobs.get(first.key)) as Uint8Array);
     expect(stored).toMatchObject({ dimensions: fake.nativeDimensions, count: 1 });
+    // The vectors answered are the ones stored, one per chunk.
+    expect(first.vectors).toHaveLength(1);
+    expect(Array.from(first.vectors[0] as Float32Array)).toEqual(Array.from(stored?.rows ?? []));
     // The heading travels with the chunk's text into its embedding.
     expect(fake.embeddingRequests()[0]?.input).toEqual(["Plans\n\nThe Team plan costs $99."]);
 
-    expect(await embedChunks({ blobs: aws.blobs, embedder }, chunksKey)).toBe(key);
+    const again = await embedChunks({ blobs: aws.blobs, embedder }, chunksKey, chunks);
+    expect(again.key).toBe(first.key);
+    expect(again.vectors.map((v) => Array.from(v))).toEqual(
+      first.vectors.map((v) => Array.from(v)),
+    );
     expect(fake.embeddingRequests()).toHaveLength(1);
   });
 
   it("are embedded in batches for a large source", async () => {
+    const WS = "ws_01JD0000000000000000000011";
     const small = llmFor(fake, {}, { batch: { maxItems: 4 } }).embedder as Embedder;
     const text = Array.from({ length: 10 }, (_, i) => `## Part ${i}\nParagraph ${i} text.`).join(
       "\n\n",
     );
     const source = await addSource(WS, text, "Large", false);
-    await embedChunks({ blobs: aws.blobs, embedder: small }, source.chunks_key as string);
+    const chunks = await storedChunks(source);
+    expect(chunks).toHaveLength(10);
+    const { vectors } = await embedChunks(
+      { blobs: aws.blobs, embedder: small },
+      source.chunks_key as string,
+      chunks,
+    );
+    expect(vectors).toHaveLength(10);
     expect(fake.embeddingRequests().map((r) => (r.input as string[]).length)).toEqual([4, 4, 2]);
   });
 });
 
-describe("HybridRetriever", () => {
-  const lexical = () => new LexicalRetriever({ table: aws.table, blobs: aws.blobs });
-  const hybrid = (withEmbedder: Embedder | undefined) =>
-    new HybridRetriever({
-      table: aws.table,
-      blobs: aws.blobs,
-      lexical: lexical(),
-      embedder: withEmbedder,
-    });
+describe("search over the index, with and without an embedding model", () => {
+  const lexical = () => retrieverOn(aws);
+  const hybrid = (withEmbedder: Embedder) => retrieverOn(aws, withEmbedder);
   const ws = (n: number) => `ws_01JD00000000000000000001${String(n).padStart(2, "0")}`;
 
   it("is the lexical ranking, untouched, without an embedding model", async () => {
     const space = ws(1);
-    await addSource(space, "Our billing runs monthly.", "Billing", false);
-    expect(await hybrid(undefined).search(space, "billing", 5)).toEqual(
-      await lexical().search(space, "billing", 5),
+    // Embedded sources, so vectors are there to be used, and must not be without a model.
+    await addSource(space, "Our billing runs monthly.", "Billing");
+    await addSource(space, "Billing questions go to the billing team by email.", "Billing help");
+    await addSource(space, "The Team plan costs $99 per month.", "Pricing");
+    fake.reset();
+    const results = await lexical().search(space, "billing", 5);
+    const engine = await aws.search.search(space, { text: "billing", limit: 5 });
+    expect(results.map((r) => [r.source_id, r.chunk_index, r.score])).toEqual(
+      engine.map((hit) => [hit.source_id, hit.chunk_index, Math.round(hit.score * 1e4) / 1e4]),
     );
+    expect(names(results).sort()).toEqual(["Billing", "Billing help"]);
+    expect(await lexical().search(space, "How expensive is a subscription?", 5)).toEqual([]);
     expect(fake.embeddingRequests()).toHaveLength(0);
   });
 
@@ -176,6 +189,7 @@ describe("HybridRetriever", () => {
     const retriever = hybrid(embedder);
     const query = "How fast do you respond to tickets?";
     expect(names(await retriever.search(space, query, 10))).toEqual(["Support"]);
+    expect(names(await retriever.search(OTHER, query, 10))).toEqual(["Their support"]);
 
     await sources.setEnabled(space, mine.id, false);
     expect(await retriever.search(space, query, 10)).toEqual([]);
@@ -201,14 +215,18 @@ describe("HybridRetriever", () => {
     const retriever = hybrid(other);
     const query = "Which metrics can we measure?";
     expect(await retriever.search(space, query, 5)).toEqual([]);
+    // The model the source was embedded with does find it.
+    expect(names(await hybrid(embedder).search(space, query, 5))).toEqual(["Analytics"]);
 
     // Reindexing with the new model embeds the same chunks into its space; a warm retriever sees it.
     await sources.reindex(space, source.id);
-    const message = JSON.parse(aws.queues.pending("index").at(-1) as string) as IndexMessage;
-    expect(await indexer.handle(message, once)).toBe("indexed");
+    expect(await indexerWith(other).handle(lastMessage(), once)).toBe("indexed");
     const reindexed = await sources.get(space, source.id);
     expect(reindexed.chunks_key).toBe(source.chunks_key);
-    await embedChunks({ blobs: aws.blobs, embedder: other }, reindexed.chunks_key as string);
+    expect(fake.embeddingRequests().at(-1)).toMatchObject({
+      model: "fake-embed-v2",
+      input: ["Dashboards show campaign conversion."],
+    });
     expect(names(await retriever.search(space, query, 5))).toEqual(["Analytics"]);
     expect(fake.embeddingRequests().at(-1)?.model).toBe("fake-embed-v2");
   });
@@ -216,19 +234,22 @@ describe("HybridRetriever", () => {
   it("works with shortened vectors of any size", async () => {
     const space = ws(7);
     const short = llmFor(fake, { embeddingDimensions: 30 }).embedder as Embedder;
-    const source = await addSource(space, "Guided setup for new customers.", "Setup", false);
-    await embedChunks({ blobs: aws.blobs, embedder: short }, source.chunks_key as string);
+    await addSource(space, "Guided setup for new customers.", "Setup", indexerWith(short));
     expect(names(await hybrid(short).search(space, "How do we begin onboarding?", 5))).toEqual([
       "Setup",
     ]);
+    expect(fake.embeddingRequests()).toHaveLength(2);
     expect(fake.embeddingRequests().every((r) => r.dimensions === 30)).toBe(true);
   });
 
   it("answers lexically when the query cannot be embedded", async () => {
     const space = ws(6);
     await addSource(space, "Guided onboarding in the first two weeks.", "Onboarding");
-    fake.fallback("embeddings", { status: 500 });
     const retriever = hybrid(embedder);
+    // By meaning while the model answers...
+    expect(names(await retriever.search(space, "How do we begin?", 5))).toEqual(["Onboarding"]);
+    fake.fallback("embeddings", { status: 500 });
+    // ...and by words alone once it fails.
     expect(names(await retriever.search(space, "onboarding", 5))).toEqual(["Onboarding"]);
     expect(await retriever.search(space, "How do we begin?", 5)).toEqual([]);
   });
@@ -272,31 +293,47 @@ const QUERIES: Array<[query: string, answer: string]> = [
 describe("hybrid ranking against lexical alone, on a labelled query set", () => {
   const space = "ws_01JD0000000000000000000099";
 
-  /** Mean reciprocal rank of the right answer in the top 5, and how often it is first. */
-  async function evaluate(search: (query: string) => Promise<SearchResult[]>) {
-    let reciprocal = 0;
-    let first = 0;
-    for (const [query, answer] of QUERIES) {
-      const rank = names(await search(query)).indexOf(answer) + 1;
-      if (rank > 0) reciprocal += 1 / rank;
-      if (rank === 1) first += 1;
-    }
-    return { mrr: reciprocal / QUERIES.length, first };
+  /** The rank of the right answer in the top 5 of each query, 0 when it is not there. */
+  async function ranks(search: (query: string) => Promise<SearchResult[]>): Promise<number[]> {
+    const found: number[] = [];
+    for (const [query, answer] of QUERIES)
+      found.push(names(await search(query)).indexOf(answer) + 1);
+    return found;
   }
 
-  it("ranks the right document higher", async () => {
+  /** Mean reciprocal rank of the right answer in the top 5, and how often it is first. */
+  function evaluate(found: number[]) {
+    const reciprocal = found.reduce((sum, rank) => sum + (rank > 0 ? 1 / rank : 0), 0);
+    return { mrr: reciprocal / found.length, first: found.filter((rank) => rank === 1).length };
+  }
+
+  let lexicalRanks: number[];
+  let hybridRanks: number[];
+  beforeAll(async () => {
+    fake.reset();
+    fake.concepts(CONCEPTS);
     for (const [name, text] of Object.entries(DOCUMENTS)) await addSource(space, text, name);
-    const lexicalOnly = new LexicalRetriever({ table: aws.table, blobs: aws.blobs });
-    const hybrid = new HybridRetriever({
-      table: aws.table,
-      blobs: aws.blobs,
-      lexical: new LexicalRetriever({ table: aws.table, blobs: aws.blobs }),
-      embedder,
-    });
-    const lexicalScore = await evaluate((q) => lexicalOnly.search(space, q, 5));
-    const hybridScore = await evaluate((q) => hybrid.search(space, q, 5));
+    const lexicalOnly = retrieverOn(aws);
+    const hybrid = retrieverOn(aws, embedder);
+    lexicalRanks = await ranks((q) => lexicalOnly.search(space, q, 5));
+    hybridRanks = await ranks((q) => hybrid.search(space, q, 5));
+  });
+
+  it("ranks the right document higher", () => {
+    const lexicalScore = evaluate(lexicalRanks);
+    const hybridScore = evaluate(hybridRanks);
     expect(hybridScore.mrr).toBeGreaterThan(lexicalScore.mrr + 0.25);
     expect(hybridScore.first).toBeGreaterThan(lexicalScore.first);
     expect(hybridScore.mrr).toBeGreaterThanOrEqual(0.75);
+  });
+
+  it("is never worse than lexical alone: no right answer lexical ranks is ranked lower", () => {
+    // The set has both kinds: queries lexical answers, and queries only meaning answers.
+    expect(lexicalRanks.some((rank) => rank > 0)).toBe(true);
+    expect(lexicalRanks.some((rank) => rank === 0)).toBe(true);
+    QUERIES.forEach(([query], i) => {
+      const lexicalRank = lexicalRanks[i] as number;
+      if (lexicalRank > 0) expect(hybridRanks[i], query).toBeLessThanOrEqual(lexicalRank);
+    });
   });
 });

@@ -1,8 +1,13 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Delivery, Indexer, textLoader } from "../../lib/knowledge/indexer.js";
-import { LexicalRetriever } from "../../lib/knowledge/retrieval.js";
+import { LiveSources } from "../../lib/knowledge/live-sources.js";
+import { IndexRetriever } from "../../lib/knowledge/retrieval.js";
 import { type IndexMessage, type Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
-import { indexerOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
+import { DynamoWriterLock, SearchIndex } from "../../lib/search/index.js";
+import { indexerOn, retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 
 const WS = "ws_01JD0000000000000000000001";
 const OTHER = "ws_01JD0000000000000000000002";
@@ -11,15 +16,21 @@ const once: Delivery = { receiveCount: 1, maxReceiveCount: 3 };
 let aws: TestAws;
 let sources: Sources;
 let indexer: Indexer;
-let retriever: LexicalRetriever;
+let retriever: IndexRetriever;
 
 beforeAll(async () => {
   aws = await startAws();
   sources = sourcesOn(aws);
   indexer = indexerOn(aws, { text: textLoader(aws.blobs) });
-  retriever = new LexicalRetriever({ table: aws.table, blobs: aws.blobs });
+  retriever = retrieverOn(aws);
 });
 afterAll(() => aws.close());
+
+/** Ids of the sources whose rows the search index holds for `text`, whatever their state. */
+async function indexedSourceIds(workspaceId: string, text: string): Promise<string[]> {
+  const hits = await aws.search.search(workspaceId, { text, limit: 100 });
+  return [...new Set(hits.map((hit) => hit.source_id))];
+}
 
 /** The index message the service queued last. */
 function lastMessage(): IndexMessage {
@@ -45,6 +56,16 @@ describe("indexing", () => {
     expect(done.indexed_at).toMatch(/^\d{4}-\d\d-\d\dT/);
     const stored = await aws.blobs.list(sourceBlobPrefix(WS, item.id));
     expect(stored.filter((k) => k.includes("/chunks/"))).toHaveLength(1);
+    // Its chunk is in the search index, with the heading the chunker found.
+    const hits = await aws.search.search(WS, { text: "pro costs", limit: 5 });
+    expect(hits).toEqual([
+      expect.objectContaining({
+        id: `${item.id}#0`,
+        source_id: item.id,
+        chunk_index: 0,
+        heading: "Pricing",
+      }),
+    ]);
   });
 
   it("treats a duplicate message as done and changes nothing", async () => {
@@ -65,6 +86,20 @@ describe("indexing", () => {
     expect(await indexer.handle(fresh, once)).toBe("indexed");
   });
 
+  it("replaces a reindexed source's rows in the search index with its new text", async () => {
+    const item = await addIndexed(WS, "Original words about lighthouses.");
+    expect(await indexedSourceIds(WS, "lighthouses")).toEqual([item.id]);
+    await aws.blobs.put(
+      item.content_key as string,
+      "Rewritten words about windmills.",
+      "text/plain",
+    );
+    await sources.reindex(WS, item.id);
+    expect(await indexer.handle(lastMessage(), once)).toBe("indexed");
+    expect(await indexedSourceIds(WS, "lighthouses")).toEqual([]);
+    expect(await indexedSourceIds(WS, "windmills")).toEqual([item.id]);
+  });
+
   it("never resurrects a deleted source, even when its message arrives late", async () => {
     const item = await sources.createText(WS, "Soon deleted.", "gone");
     const message = lastMessage();
@@ -72,6 +107,22 @@ describe("indexing", () => {
     expect(await indexer.handle(message, once)).toBe("skipped");
     await expect(sources.get(WS, item.id)).rejects.toMatchObject({ code: "not_found" });
     expect(await aws.blobs.list(sourceBlobPrefix(WS, item.id))).toEqual([]);
+    expect(await indexedSourceIds(WS, "soon deleted")).toEqual([]);
+  });
+
+  it("removes a deleted source's rows from the search index when its removal message arrives", async () => {
+    const item = await addIndexed(WS, "Soon removed from the index: zeppelins.");
+    expect(await indexedSourceIds(WS, "zeppelins")).toEqual([item.id]);
+    await sources.delete(WS, item.id);
+    const removal = lastMessage();
+    expect(removal).toMatchObject({ workspaceId: WS, sourceId: item.id });
+    // Until then the rows are still there, but search never returns them.
+    expect(await indexedSourceIds(WS, "zeppelins")).toEqual([item.id]);
+    expect(await retriever.search(WS, "zeppelins", 5)).toEqual([]);
+    expect(await indexer.handle(removal, once)).toBe("skipped");
+    expect(await indexedSourceIds(WS, "zeppelins")).toEqual([]);
+    // A redelivery finds nothing left to remove.
+    expect(await indexer.handle(removal, once)).toBe("skipped");
   });
 
   it("fails a source with no readable text, with a stable code, and recovers on reindex", async () => {
@@ -97,6 +148,7 @@ describe("indexing", () => {
     const broken = new Indexer({
       table: aws.table,
       blobs: aws.blobs,
+      search: aws.search,
       chunking: { size: 300, overlap: 50 },
       loaders: {
         text: async () => {
@@ -168,6 +220,20 @@ describe("lexical retrieval", () => {
     expect((await retriever.search(ws, "pricing", 5)).map((r) => r.name)).not.toContain("pricing");
   });
 
+  it("finds every source that holds the words, however often a chunk repeats them", async () => {
+    // The workspace's first source builds the full-text index; later ones are written after it,
+    // until maintenance folds them in. A later source must be found as soon as it is indexed,
+    // and so must one beside it that says the word once.
+    const ws = "ws_01JD0000000000000000000007";
+    await addIndexed(ws, "# Plans\nHello pricing world.", "first");
+    await addIndexed(ws, "Pricing, pricing and more pricing: our pricing page.", "repeats");
+    await addIndexed(ws, "A later note on pricing.", "once");
+    const results = await retriever.search(ws, "pricing", 5);
+    expect(results.map((r) => r.name).sort()).toEqual(["first", "once", "repeats"]);
+    // The chunk that says it most ranks first.
+    expect(results[0]?.name).toBe("repeats");
+  });
+
   it("finds words in scripts written without spaces", async () => {
     const ws = "ws_01JD0000000000000000000005";
     await addIndexed(ws, "我们的产品价格是每月四十九美元。", "zh");
@@ -176,11 +242,35 @@ describe("lexical retrieval", () => {
     expect((await retriever.search(ws, "ценах", 5))[0]?.name).toBe("ru");
   });
 
-  it("answers concurrent searches of a cold workspace without indexing twice", async () => {
+  it("answers concurrent first searches of a fresh process from the persisted index", async () => {
     const ws = "ws_01JD0000000000000000000006";
-    await addIndexed(ws, "Concurrency test content about webinars.", "c");
-    const fresh = new LexicalRetriever({ table: aws.table, blobs: aws.blobs });
-    const all = await Promise.all(Array.from({ length: 5 }, () => fresh.search(ws, "webinars", 5)));
-    for (const results of all) expect(results).toHaveLength(1);
+    const dir = await mkdtemp(join(tmpdir(), "kb-search-cold-"));
+    try {
+      const location = { uri: dir };
+      const writer = new Indexer({
+        table: aws.table,
+        blobs: aws.blobs,
+        search: new SearchIndex({ location, lock: new DynamoWriterLock(aws.table) }),
+        chunking: { size: 300, overlap: 50 },
+        loaders: { text: textLoader(aws.blobs) },
+      });
+      const item = await sources.createText(ws, "Concurrency test content about webinars.", "c");
+      expect(await writer.handle(lastMessage(), once)).toBe("indexed");
+      // Another process: its own index instance on the same data, nothing opened or cached yet.
+      const fresh = new IndexRetriever({
+        index: new SearchIndex({ location, lock: new DynamoWriterLock(aws.table) }),
+        live: new LiveSources(aws.table),
+      });
+      const all = await Promise.all(
+        Array.from({ length: 5 }, () => fresh.search(ws, "webinars", 5)),
+      );
+      for (const results of all) {
+        expect(results).toEqual([
+          expect.objectContaining({ source_id: item.id, name: "c", chunk_index: 0 }),
+        ]);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
