@@ -1,0 +1,562 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Crawls } from "../../lib/knowledge/crawl.js";
+import {
+  type CrawlItem,
+  type CrawlPageItem,
+  CrawlStore,
+  type Discovery,
+  maxDiscovered,
+  type PageOutcome,
+} from "../../lib/knowledge/crawl-store.js";
+import { type QuotaCharge, Quotas } from "../../lib/limits/quotas.js";
+import { type Item, Table, wsKey } from "../../lib/store/table.js";
+import { startAws, type TestAws } from "../support/aws.js";
+
+/**
+ * The crawl state machine against dynalite, one transition at a time: what the table holds and
+ * what the queue receives after each call, including the calls that must change nothing.
+ */
+
+const WS = "ws_crawl_store";
+const ORIGIN = "https://site.example";
+const WATCH_SECONDS = 42;
+
+/** What the store sends: a page to crawl (`pageKey`) or a watchdog check. */
+interface Sent {
+  kind: string;
+  workspaceId: string;
+  crawlId: string;
+  pageKey?: string;
+  notBefore?: number;
+}
+
+/** The real queue, also noting each message sent and its delay. */
+function recordingQueue(name: string) {
+  const queue = aws.queue(name);
+  const sent: Array<{ message: Sent; delaySeconds: number }> = [];
+  return {
+    sqs: queue.sqs,
+    url: queue.url,
+    sent,
+    async send(message: Sent, delaySeconds = 0) {
+      sent.push({ message, delaySeconds });
+      await queue.send(message, delaySeconds);
+    },
+  };
+}
+
+let aws: TestAws;
+let queues = 0;
+
+beforeAll(async () => {
+  aws = await startAws();
+});
+afterAll(() => aws.close());
+
+interface World {
+  store: CrawlStore;
+  crawls: Crawls;
+  queue: ReturnType<typeof recordingQueue>;
+  crawl: CrawlItem;
+  /** The crawl as the table holds it now. */
+  now(): Promise<CrawlItem>;
+  pages(): Promise<CrawlPageItem[]>;
+  page(path: string): Promise<CrawlPageItem>;
+  /** Page keys of the page messages sent so far. */
+  queued(): string[];
+}
+
+async function world(maxPages = 100, quota?: QuotaCharge): Promise<World> {
+  const queue = recordingQueue(`crawl-store-${++queues}`);
+  const store = new CrawlStore({ table: aws.table, queue, watchSeconds: WATCH_SECONDS });
+  const crawls = new Crawls({ table: aws.table, queue, watchSeconds: WATCH_SECONDS });
+  const crawl = await crawls.start(
+    WS,
+    {
+      seedUrl: `${ORIGIN}/`,
+      maxPages,
+      maxDepth: 5,
+      includeSubdomains: false,
+      includePaths: [],
+      excludePaths: [],
+    },
+    quota,
+  );
+  return {
+    store,
+    crawls,
+    queue,
+    crawl,
+    now: () => crawls.get(WS, crawl.crawlId),
+    pages: () => all(store, crawl),
+    page: async (path) => {
+      const found = (await all(store, crawl)).find((p) => p.url === `${ORIGIN}${path}`);
+      if (!found) throw new Error(`no page ${path}`);
+      return found;
+    },
+    queued: () =>
+      queue.sent.flatMap(({ message }) => (message.pageKey === undefined ? [] : [message.pageKey])),
+  };
+}
+
+async function all(store: CrawlStore, crawl: CrawlItem): Promise<CrawlPageItem[]> {
+  const pages: CrawlPageItem[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.listPages(crawl, undefined, 100, cursor);
+    pages.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return pages;
+}
+
+const found = (...paths: string[]): Discovery[] =>
+  paths.map((path) => ({ url: `${ORIGIN}${path}`, depth: 1 }));
+const counts = ({ pagesDiscovered, pagesIndexed, pagesSkipped, pagesFailed }: CrawlItem) => ({
+  pagesDiscovered,
+  pagesIndexed,
+  pagesSkipped,
+  pagesFailed,
+});
+const indexed: PageOutcome = { status: "indexed", reason: null, message: null };
+
+describe("starting a crawl", () => {
+  it("records the seed as its first page and queues it with the watchdog", async () => {
+    const w = await world();
+    expect(counts(await w.now())).toEqual({
+      pagesDiscovered: 1,
+      pagesIndexed: 0,
+      pagesSkipped: 0,
+      pagesFailed: 0,
+    });
+    const [seed] = await w.pages();
+    expect(seed).toMatchObject({ url: `${ORIGIN}/`, depth: 0, status: "queued", reason: null });
+    expect(seed?.sourceId).toMatch(/^kb_/);
+    expect(w.queue.sent).toEqual([
+      {
+        message: {
+          kind: "crawl-page",
+          workspaceId: WS,
+          crawlId: w.crawl.crawlId,
+          pageKey: seed?.pageKey,
+        },
+        delaySeconds: 0,
+      },
+      {
+        message: { kind: "crawl-watch", workspaceId: WS, crawlId: w.crawl.crawlId },
+        delaySeconds: WATCH_SECONDS,
+      },
+    ]);
+  });
+});
+
+describe("the table layout", () => {
+  it("keeps crawls and pages under the keys stored data already uses", async () => {
+    const w = await world();
+    const [seed] = await w.pages();
+    expect(await aws.table.get(wsKey(WS), `CRAWL#${w.crawl.crawlId}`)).toMatchObject({
+      crawlId: w.crawl.crawlId,
+    });
+    expect(seed?.sk).toBe(`CRAWLPAGE#${w.crawl.crawlId}#${seed?.pageKey}`);
+    expect(seed?.pageKey).toMatch(/^[0-9a-f]{32}$/);
+  });
+});
+
+describe("discover", () => {
+  it("records each URL once, counts it, and queues only the pages to crawl", async () => {
+    const w = await world();
+    await w.store.discover(w.crawl, [
+      ...found("/a", "/a", "/c"),
+      { url: `${ORIGIN}/b`, depth: 2, skip: { reason: "robots", message: "robots.txt says no" } },
+    ]);
+    await w.store.discover(w.crawl, found("/a", "/c", "/d"));
+    expect(counts(await w.now())).toMatchObject({ pagesDiscovered: 5, pagesSkipped: 1 });
+    expect(await w.page("/b")).toMatchObject({
+      status: "skipped",
+      reason: "robots",
+      message: "robots.txt says no",
+      depth: 2,
+    });
+    const pageKeys = await Promise.all(
+      ["/", "/a", "/c", "/d"].map(async (p) => (await w.page(p)).pageKey),
+    );
+    expect(w.queued()).toEqual(expect.arrayContaining(pageKeys));
+    expect(w.queued()).toHaveLength(4);
+  });
+
+  it("stops recording at maxDiscovered, counting the pages found before", async () => {
+    expect([maxDiscovered(1), maxDiscovered(5), maxDiscovered(999), maxDiscovered(1000)]).toEqual([
+      110, 150, 10_000, 10_000,
+    ]);
+    const w = await world(1);
+    await w.store.discover(w.crawl, found(...Array.from({ length: 60 }, (_, i) => `/p${i}`)));
+    // The stale item still says 1 page: room is counted on the crawl as it is now.
+    await w.store.discover(w.crawl, found(...Array.from({ length: 60 }, (_, i) => `/q${i}`)));
+    expect((await w.now()).pagesDiscovered).toBe(110);
+    expect(await w.pages()).toHaveLength(110);
+    await w.store.discover(w.crawl, found("/one-more"));
+    expect(await w.pages()).toHaveLength(110);
+  });
+
+  it("marks no progress when it finds nothing new", async () => {
+    const w = await world();
+    await w.store.discover(w.crawl, found("/a"));
+    const before = await w.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await w.store.discover(w.crawl, found("/", "/a"));
+    expect((await w.now()).updatedAt).toBe(before.updatedAt);
+    await w.store.discover(w.crawl, found("/b"));
+    expect((await w.now()).updatedAt > before.updatedAt).toBe(true);
+  });
+
+  it("records nothing for a crawl that is gone", async () => {
+    const w = await world();
+    const gone = { ...w.crawl, crawlId: "crawl_gone", sk: "CRAWL#crawl_gone" };
+    await w.store.discover(gone, found("/a"));
+    expect(await aws.table.all(wsKey(WS), "CRAWLPAGE#crawl_gone#")).toEqual([]);
+  });
+
+  it("records nothing once the crawl stopped", async () => {
+    const w = await world();
+    await w.crawls.cancel(WS, w.crawl.crawlId);
+    const before = await w.now();
+    const sent = w.queue.sent.length;
+    await w.store.discover(w.crawl, found("/late"));
+    expect(counts(await w.now())).toEqual(counts(before));
+    expect(await w.pages()).toHaveLength(1);
+    expect(w.queue.sent).toHaveLength(sent);
+  });
+
+  it("takes at most 20 query variants of one path; later ones are skipped as a trap", async () => {
+    const w = await world();
+    const months = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => `/calendar?month=${from + i}`);
+    // Pages found already skipped (out of scope) take no variant.
+    await w.store.discover(
+      w.crawl,
+      months(100, 110).map((path) => ({
+        url: `${ORIGIN}${path}`,
+        depth: 1,
+        skip: { reason: "filter" as const, message: "out" },
+      })),
+    );
+    await w.store.discover(w.crawl, found(...months(0, 15), "/calendar", "/other?x=1"));
+    await w.store.discover(w.crawl, found(...months(15, 25)));
+    const pages = await w.pages();
+    const calendar = pages.filter((p) => p.url.includes("/calendar?"));
+    expect(calendar.filter((p) => p.status === "queued")).toHaveLength(20);
+    const traps = calendar.filter((p) => p.reason === "trap");
+    expect(traps.map((p) => [p.status, p.message])).toEqual(
+      Array(5).fill(["skipped", "More than 20 query variants of this path"]),
+    );
+    expect((await w.page("/calendar")).status).toBe("queued");
+    expect((await w.page("/other?x=1")).status).toBe("queued");
+    expect(counts(await w.now())).toMatchObject({ pagesDiscovered: 38, pagesSkipped: 15 });
+    expect(w.queued()).toHaveLength(1 + 20 + 2);
+  });
+});
+
+describe("finishing pages", () => {
+  it("settles a page once and counts it by its outcome", async () => {
+    const w = await world();
+    await w.store.discover(w.crawl, found("/a", "/b", "/c"));
+    const [a, b, c] = await Promise.all(["/a", "/b", "/c"].map((p) => w.page(p)));
+    await w.store.finishPage(w.crawl, a as CrawlPageItem, indexed);
+    await w.store.finishPage(w.crawl, a as CrawlPageItem, { ...indexed, status: "failed" });
+    await w.store.finishPage(w.crawl, b as CrawlPageItem, {
+      status: "skipped",
+      reason: "http_error",
+      message: "404",
+      httpStatus: 404,
+    });
+    await w.store.finishPage(w.crawl, c as CrawlPageItem, {
+      status: "failed",
+      reason: "timeout",
+      message: "slow",
+    });
+    expect(counts(await w.now())).toEqual({
+      pagesDiscovered: 4,
+      pagesIndexed: 1,
+      pagesSkipped: 1,
+      pagesFailed: 1,
+    });
+    expect(await w.page("/a")).toMatchObject({ status: "indexed", httpStatus: null });
+    expect(await w.page("/b")).toMatchObject({
+      status: "skipped",
+      reason: "http_error",
+      httpStatus: 404,
+    });
+    expect(await w.page("/c")).toMatchObject({
+      status: "failed",
+      reason: "timeout",
+      message: "slow",
+    });
+    expect((await w.now()).status).toBe("indexing");
+  });
+
+  it("marks progress with each page finished", async () => {
+    const w = await world();
+    await w.store.discover(w.crawl, found("/a"));
+    const before = await w.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await w.store.finishPage(w.crawl, await w.page("/a"), indexed);
+    expect((await w.now()).updatedAt > before.updatedAt).toBe(true);
+  });
+
+  it("fails loudly when the crawl of a page is gone", async () => {
+    const w = await world();
+    const seed = await w.page("/");
+    await aws.table.delete(w.crawl.pk, w.crawl.sk);
+    await expect(w.store.finishPage(w.crawl, seed, indexed)).rejects.toThrow(
+      `Crawl ${w.crawl.crawlId} is gone`,
+    );
+  });
+
+  it("counts a page finished by two deliveries at once only once", async () => {
+    const w = await world();
+    const [seed] = await w.pages();
+    await Promise.all(
+      Array.from({ length: 6 }, () => w.store.finishPage(w.crawl, seed as CrawlPageItem, indexed)),
+    );
+    expect(await w.now()).toMatchObject({ status: "completed", pagesIndexed: 1 });
+  });
+
+  it("completes the crawl when its last pending page finishes, not before", async () => {
+    const w = await world();
+    await w.store.discover(w.crawl, found("/a", "/b"));
+    const [seed, a, b] = [await w.page("/"), await w.page("/a"), await w.page("/b")];
+    await w.store.finishPage(w.crawl, seed, indexed);
+    await w.store.finishPage(w.crawl, a, { status: "failed", reason: "timeout", message: "slow" });
+    expect(await w.now()).toMatchObject({ status: "indexing", finishedAt: null });
+    await w.store.finishPage(w.crawl, b, { status: "skipped", reason: "empty", message: "" });
+    const done = await w.now();
+    expect(done.status).toBe("completed");
+    expect(Date.parse(done.finishedAt ?? "")).toBeGreaterThan(Date.parse(done.startedAt) - 1);
+  });
+
+  it("completes the crawl when it indexed maxPages, with pages still pending", async () => {
+    const w = await world(2);
+    await w.store.discover(w.crawl, found("/a", "/b", "/c"));
+    await w.store.finishPage(w.crawl, await w.page("/"), indexed);
+    expect((await w.now()).status).toBe("indexing");
+    await w.store.finishPage(w.crawl, await w.page("/a"), indexed);
+    expect(await w.now()).toMatchObject({ status: "completed", pagesIndexed: 2 });
+  });
+
+  it("does not reopen or re-end a crawl that stopped", async () => {
+    const w = await world();
+    const cancelled = await w.crawls.cancel(WS, w.crawl.crawlId);
+    await w.store.finishPage(w.crawl, await w.page("/"), {
+      status: "skipped",
+      reason: "cancelled",
+      message: "stopped",
+    });
+    expect(await w.now()).toMatchObject({
+      status: "cancelled",
+      finishedAt: cancelled.finishedAt,
+      pagesSkipped: 1,
+    });
+  });
+});
+
+describe("index slots", () => {
+  it("gives at most maxPages distinct pages a slot, and a page the slot it holds again", async () => {
+    const w = await world(2);
+    expect(await w.store.takeSlot(w.crawl, "p1")).toBe(true);
+    expect(await w.store.takeSlot(w.crawl, "p1")).toBe(true);
+    expect(await w.store.takeSlot(w.crawl, "p2")).toBe(true);
+    expect(await w.store.takeSlot(w.crawl, "p3")).toBe(false);
+    expect(await w.store.takeSlot(w.crawl, "p1")).toBe(true);
+    expect([...((await w.now()).slots ?? [])].sort()).toEqual(["p1", "p2"]);
+  });
+
+  it("hands out exactly maxPages slots to pages racing for them", async () => {
+    const w = await world(3);
+    const taken = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => w.store.takeSlot(w.crawl, `page${i}`)),
+    );
+    expect(taken.filter(Boolean)).toHaveLength(3);
+    expect((await w.now()).slots?.size).toBe(3);
+  });
+
+  it("gives no slot once the crawl stopped, not even the one a page held", async () => {
+    const w = await world();
+    expect(await w.store.takeSlot(w.crawl, "held")).toBe(true);
+    await w.crawls.cancel(WS, w.crawl.crawlId);
+    expect(await w.store.takeSlot(w.crawl, "held")).toBe(false);
+    expect(await w.store.takeSlot(w.crawl, "new")).toBe(false);
+  });
+});
+
+describe("content and politeness", () => {
+  it("gives a content hash to the first page that claims it", async () => {
+    const w = await world();
+    await w.store.discover(w.crawl, found("/a", "/copy"));
+    const [a, copy] = [await w.page("/a"), await w.page("/copy")];
+    expect(await w.store.claimContent(a, "hash1")).toBeUndefined();
+    expect(await w.store.claimContent(copy, "hash1")).toBe(`${ORIGIN}/a`);
+    // The owner asking again (a retried message) still owns it.
+    expect(await w.store.claimContent(a, "hash1")).toBeUndefined();
+    expect(await w.store.claimContent(copy, "hash2")).toBeUndefined();
+  });
+
+  it("hands out a host's slots delayMs apart, in turn, to callers racing for them", async () => {
+    const w = await world();
+    const slots = await Promise.all(
+      Array.from({ length: 5 }, () => w.store.claimHostSlot(w.crawl, "site.example", 100, 1_000)),
+    );
+    expect(slots.sort((x, y) => x - y)).toEqual([1_000, 1_100, 1_200, 1_300, 1_400]);
+    // Later than the next free slot, a caller goes at once.
+    expect(await w.store.claimHostSlot(w.crawl, "site.example", 100, 5_000)).toBe(5_000);
+    expect(await w.store.claimHostSlot(w.crawl, "site.example", 100, 5_000)).toBe(5_100);
+    expect(await w.store.claimHostSlot(w.crawl, "other.example", 100, 1_000)).toBe(1_000);
+  });
+
+  it("gives up on a host slot after ten contended attempts", async () => {
+    const w = await world();
+    let attempts = 0;
+    /** A table where another caller always moved the host's slot first. */
+    class Contended extends Table {
+      override async update<T extends Item>(): Promise<T | undefined> {
+        attempts++;
+        return undefined;
+      }
+    }
+    const contended = new CrawlStore({
+      table: new Contended(aws.table.doc, aws.table.name),
+      queue: w.queue,
+      watchSeconds: WATCH_SECONDS,
+    });
+    await w.store.claimHostSlot(w.crawl, "busy.example", 100, 1_000);
+    await expect(contended.claimHostSlot(w.crawl, "busy.example", 100, 1_000)).rejects.toThrow(
+      "Too much contention for the politeness slot of busy.example",
+    );
+    expect(attempts).toBe(10);
+  });
+
+  it("lets store errors other than a failed condition through", async () => {
+    const w = await world();
+    const missing = new CrawlStore({
+      table: new Table(aws.table.doc, "no-such-table"),
+      queue: w.queue,
+      watchSeconds: WATCH_SECONDS,
+    });
+    await expect(missing.takeSlot(w.crawl, "p1")).rejects.toThrow();
+    await expect(missing.end(w.crawl, "failed", "x")).rejects.toThrow();
+  });
+
+  it("sends a page back with the delay until its slot, and the slot it holds", async () => {
+    const w = await world();
+    const notBefore = Date.now() + 10_000;
+    await w.store.sendPage(w.crawl, "later", notBefore);
+    const last = w.queue.sent.at(-1);
+    expect(last?.message).toEqual({
+      kind: "crawl-page",
+      workspaceId: WS,
+      crawlId: w.crawl.crawlId,
+      pageKey: "later",
+      notBefore,
+    });
+    expect(last?.delaySeconds).toBeGreaterThan(9);
+    expect(last?.delaySeconds).toBeLessThanOrEqual(10);
+  });
+});
+
+describe("ending, recounting and nudging", () => {
+  it("ends only a running crawl, once, with the counts given", async () => {
+    const w = await world();
+    const recounted = { pagesDiscovered: 9, pagesIndexed: 4, pagesSkipped: 3, pagesFailed: 2 };
+    const ended = await w.store.end(w.crawl, "failed", "stuck", recounted);
+    expect(ended).toMatchObject({ status: "failed", lastError: "stuck", ...recounted });
+    expect(ended?.finishedAt).toBeTruthy();
+    expect(await w.store.end(w.crawl, "completed", null)).toBeUndefined();
+    expect(await w.now()).toMatchObject(recounted);
+    // The recount is the truth, zeros included.
+    const other = await world();
+    await other.store.discover(other.crawl, found("/a"));
+    const zeros = { pagesDiscovered: 0, pagesIndexed: 0, pagesSkipped: 0, pagesFailed: 0 };
+    expect(await other.store.end(other.crawl, "completed", null, zeros)).toMatchObject(zeros);
+    expect(await w.now()).toMatchObject({ status: "failed", lastError: "stuck" });
+  });
+
+  it("recounts a crawl from its pages", async () => {
+    const w = await world();
+    await w.store.discover(w.crawl, [
+      ...found("/a", "/b"),
+      { url: `${ORIGIN}/x`, depth: 1, skip: { reason: "filter", message: "out" } },
+    ]);
+    await w.store.finishPage(w.crawl, await w.page("/a"), indexed);
+    await w.store.finishPage(w.crawl, await w.page("/b"), { ...indexed, status: "failed" });
+    const { counts: recounted, queued } = await w.store.recount(w.crawl);
+    expect(recounted).toEqual({
+      pagesDiscovered: 4,
+      pagesIndexed: 1,
+      pagesSkipped: 1,
+      pagesFailed: 1,
+    });
+    expect(queued.map((p) => p.pageKey)).toEqual([(await w.page("/")).pageKey]);
+  });
+
+  it("notes each nudge as progress", async () => {
+    const w = await world();
+    const before = await w.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await w.store.nudged(before);
+    const once = await w.now();
+    expect(once.nudges).toBe(1);
+    expect(once.updatedAt > before.updatedAt).toBe(true);
+    await w.store.nudged(once);
+    expect((await w.now()).nudges).toBe(2);
+  });
+
+  it("lists pages by status, a page at a time", async () => {
+    const w = await world();
+    await w.store.discover(w.crawl, [
+      ...found("/a", "/b", "/c"),
+      { url: `${ORIGIN}/x`, depth: 1, skip: { reason: "filter", message: "out" } },
+    ]);
+    const first = await w.store.listPages(w.crawl, "queued", 2, undefined);
+    const rest = await w.store.listPages(w.crawl, "queued", 2, first.nextCursor ?? undefined);
+    expect([...first.items, ...rest.items].map((p) => p.status)).toEqual(Array(4).fill("queued"));
+    const skipped = await w.store.listPages(w.crawl, "skipped", 10, undefined);
+    expect(skipped.items.map((p) => p.url)).toEqual([`${ORIGIN}/x`]);
+    const page = await w.store.getPage(WS, w.crawl.crawlId, (await w.page("/a")).pageKey);
+    expect(page?.url).toBe(`${ORIGIN}/a`);
+  });
+});
+
+describe("the page quota", () => {
+  const quotas = () =>
+    new Quotas(aws.table, {
+      crawl_pages: 1000,
+      upload_bytes: 1,
+      model_calls: 1,
+      competitor_checks: 1,
+    });
+  const used = async (charge: QuotaCharge) =>
+    (
+      await aws.table.get<{ pk: string; sk: string; used: number }>(
+        wsKey(WS),
+        `QUOTA#${charge.day}#${charge.kind}`,
+      )
+    )?.used;
+
+  it("gives back, once, the pages no slot used when the crawl ends", async () => {
+    const charge = await quotas().consume(WS, "crawl_pages", 10);
+    const w = await world(10, charge);
+    for (const page of ["p1", "p2", "p3"]) await w.store.takeSlot(w.crawl, page);
+    const before = (await used(charge)) ?? 0;
+    await Promise.all([w.crawls.cancel(WS, w.crawl.crawlId), w.crawls.cancel(WS, w.crawl.crawlId)]);
+    expect(await used(charge)).toBe(before - 7);
+    await w.store.end(w.crawl, "failed", "late");
+    expect(await used(charge)).toBe(before - 7);
+  });
+
+  it("gives back the whole charge of a crawl that took no slot", async () => {
+    const charge = await quotas().consume(WS, "crawl_pages", 4);
+    const w = await world(4, charge);
+    const before = (await used(charge)) ?? 0;
+    await w.store.end(w.crawl, "failed", "host does not resolve");
+    expect(await used(charge)).toBe(before - 4);
+  });
+});
