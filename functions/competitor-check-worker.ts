@@ -4,7 +4,6 @@ import { limiter } from "../lib/async.js";
 import { limitsFrom } from "../lib/competitors/limits.js";
 import { createCompetitorServices } from "../lib/competitors/services.js";
 import { CheckMessage, runQueuedCheck } from "../lib/competitors/sweep.js";
-import { competitorFetcher } from "../lib/competitors/web-fetcher.js";
 import { loadConfig } from "../lib/config.js";
 import { createStores } from "../lib/store/clients.js";
 import { SafeFetcher } from "../lib/web/fetch.js";
@@ -14,7 +13,7 @@ const { table, blobs } = createStores(config);
 const { competitors, checker } = createCompetitorServices({
   table,
   blobs,
-  fetcher: competitorFetcher(new SafeFetcher({ allowPrivate: config.ALLOW_PRIVATE_URLS })),
+  fetcher: new SafeFetcher({ allowPrivate: config.ALLOW_PRIVATE_URLS }),
   limits: limitsFrom(config),
 });
 

@@ -2,7 +2,6 @@ import { handle } from "hono/aws-lambda";
 import { competitorsApi } from "../lib/competitors/api.js";
 import { API_CHECK_LIMITS } from "../lib/competitors/check.js";
 import { createCompetitorServices } from "../lib/competitors/services.js";
-import { competitorFetcher } from "../lib/competitors/web-fetcher.js";
 import { loadConfig, quotaLimits } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { apiGuards } from "../lib/http/guards.js";
@@ -17,7 +16,7 @@ const stores = createStores(config);
 const services = createCompetitorServices({
   table: stores.table,
   blobs: stores.blobs,
-  fetcher: competitorFetcher(new SafeFetcher({ allowPrivate: config.ALLOW_PRIVATE_URLS })),
+  fetcher: new SafeFetcher({ allowPrivate: config.ALLOW_PRIVATE_URLS }),
   limits: API_CHECK_LIMITS,
 });
 

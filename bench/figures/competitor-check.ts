@@ -1,7 +1,6 @@
 import { API_CHECK_LIMITS } from "../../lib/competitors/check.js";
 import { loadHtml } from "../../lib/competitors/extract/html.js";
 import { createCompetitorServices } from "../../lib/competitors/services.js";
-import { competitorFetcher } from "../../lib/competitors/web-fetcher.js";
 import { ALL_KINDS, decodeText } from "../../lib/web/content-type.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { startCompetitorSite } from "../../test/support/competitor-site.js";
@@ -76,7 +75,7 @@ export const figure: Figure = {
       const web = new SafeFetcher({ allowPrivate: true });
       const { checker } = createCompetitorServices({
         ...stores,
-        fetcher: competitorFetcher(web),
+        fetcher: web,
         limits: { ...API_CHECK_LIMITS, politenessMs: 0 },
       });
       const calls = storeCalls(stores);

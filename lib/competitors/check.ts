@@ -1,12 +1,13 @@
 import { mapLimit } from "../async.js";
 import { logger } from "../log.js";
+import type { SafeFetcher } from "../web/fetch.js";
+import { HostPace } from "../web/session.js";
 import { type BriefInput, type BriefWriter, summarize, titleOf } from "./brief.js";
 import type { CompetitorItem, Competitors } from "./competitors.js";
 import { type Change, diffFacts } from "./diff.js";
 import { homepageCandidates } from "./domain.js";
 import { detailsOf, type EventDraft, type Events } from "./events.js";
 import { type AtsApis, PUBLIC_ATS_APIS } from "./extract/ats.js";
-import type { Fetcher } from "./fetcher.js";
 import { observe } from "./observe.js";
 import { type PageReader, pageReader } from "./reader.js";
 import { CrawlSession } from "./session.js";
@@ -48,10 +49,8 @@ export interface CheckerDeps {
   competitors: Competitors;
   events: Events;
   snapshots: Snapshots;
-  fetcher: Fetcher;
+  fetcher: SafeFetcher;
   limits: CheckLimits;
-  /** The product token of the service's User-Agent, matched against robots.txt groups. */
-  robotsAgent: string;
   /** Where the job boards' public APIs are; the vendors' own by default. */
   atsApis?: AtsApis;
   briefWriter?: BriefWriter;
@@ -103,6 +102,9 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
  * last snapshot section by section, records one event per real change, and keeps the new snapshot.
  */
 export class Checker {
+  /** Checks running at once take turns at a host they share (a job board's API, a domain). */
+  private readonly pace = new HostPace();
+
   constructor(private readonly deps: CheckerDeps) {}
 
   /** `not_found` for an unknown competitor, `conflict` while another check of it runs. */
@@ -128,11 +130,7 @@ export class Checker {
 
   private async run(item: CompetitorItem, deadline: number): Promise<CheckResult> {
     const { competitors, snapshots, limits } = this.deps;
-    const session = new CrawlSession(this.deps.fetcher, {
-      ...limits,
-      deadline,
-      robotsAgent: this.deps.robotsAgent,
-    });
+    const session = new CrawlSession(this.deps.fetcher, { ...limits, deadline, pace: this.pace });
     const observation = await observe(
       { session, read: this.deps.reader ?? pageReader() },
       homepageCandidates(item),

@@ -1,20 +1,18 @@
 import type { Blobs } from "../store/blobs.js";
 import type { Table } from "../store/table.js";
-import { ROBOTS_AGENT } from "../web/robots.js";
+import type { SafeFetcher } from "../web/fetch.js";
 import type { BriefWriter } from "./brief.js";
 import { Checker, type CheckLimits } from "./check.js";
 import { Competitors } from "./competitors.js";
 import { Events } from "./events.js";
 import type { AtsApis } from "./extract/ats.js";
-import type { Fetcher } from "./fetcher.js";
 import type { PageReader } from "./reader.js";
 import { Snapshots } from "./snapshot.js";
 
 export interface CompetitorServiceDeps {
   table: Table;
   blobs: Blobs;
-  /** The safe fetcher, through `competitorFetcher` (or a fixture fetcher in tests). */
-  fetcher: Fetcher;
+  fetcher: SafeFetcher;
   limits: CheckLimits;
   briefWriter?: BriefWriter;
   atsApis?: AtsApis;
@@ -33,7 +31,6 @@ export function createCompetitorServices(deps: CompetitorServiceDeps) {
     snapshots,
     fetcher: deps.fetcher,
     limits: deps.limits,
-    robotsAgent: ROBOTS_AGENT,
     ...(deps.atsApis ? { atsApis: deps.atsApis } : {}),
     ...(deps.briefWriter ? { briefWriter: deps.briefWriter } : {}),
     ...(deps.reader ? { reader: deps.reader } : {}),

@@ -4,7 +4,6 @@ import type { CheckLimits } from "../../lib/competitors/check.js";
 import type { CompetitorEvent } from "../../lib/competitors/events.js";
 import type { PageReader } from "../../lib/competitors/reader.js";
 import { createCompetitorServices } from "../../lib/competitors/services.js";
-import { competitorFetcher } from "../../lib/competitors/web-fetcher.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { startAws, type TestAws } from "../support/aws.js";
 import { type CompetitorSite, startCompetitorSite } from "../support/competitor-site.js";
@@ -18,9 +17,7 @@ export const TEST_LIMITS: CheckLimits = {
 };
 
 /** The real safe fetcher, allowed onto loopback where the fixture site lives. */
-export const fixtureFetcher = competitorFetcher(
-  new SafeFetcher({ allowPrivate: true, timeoutMs: 5_000 }),
-);
+export const fixtureFetcher = new SafeFetcher({ allowPrivate: true, timeoutMs: 5_000 });
 
 export interface World {
   aws: TestAws;
