@@ -31,7 +31,7 @@ import {
   vectorsTable,
 } from "./rows.js";
 import { fuse, lexicalScore, type Ranked, vectorScore } from "./scores.js";
-import { queryTerms } from "./terms.js";
+import { contentTerms, queryTerms } from "./terms.js";
 
 export type { S3Endpoint, SearchLocation } from "./engine.js";
 export type { SearchFilters } from "./filters.js";
@@ -75,7 +75,14 @@ export interface SearchIndexOptions {
   maxOpenWorkspaces?: number;
   /** Memory for the engine's cache of index pages, shared by every workspace. */
   indexCacheBytes?: number;
-  /** Rows written since the last index update after which a write folds them into the indexes. */
+  /**
+   * Rows written since the last index update after which a write folds them into the indexes.
+   * Default 1: every write. LanceDB 0.31's search over rows not yet in the full-text index can
+   * drop matches (all new rows holding a query word, one of them twice: those rows are not
+   * found), a bug fixed in later versions that have no linux-arm64 build yet. Folding every write
+   * in keeps search exact, at the price of an optimize per write (it compacts the table: about
+   * 3.5 s at 100k rows). Raise it once the engine is upgraded.
+   */
   optimizeAfterRows?: number;
   /** Small data files after which a write compacts the table. */
   optimizeAfterFragments?: number;
@@ -160,7 +167,7 @@ export class SearchIndex {
     this.options = {
       maxOpenWorkspaces: 32,
       indexCacheBytes: 256 * 1024 * 1024,
-      optimizeAfterRows: 2_000,
+      optimizeAfterRows: 1,
       optimizeAfterFragments: 64,
       vectorIndexAfterRows: 20_000,
       minSimilarity: 0.3,
@@ -272,15 +279,22 @@ export class SearchIndex {
       return lexical.map(({ row, score }) => ({ ...row, score }));
     }
     const depth = Math.max(query.limit, this.options.candidates);
+    // Beside a vector, the lexical side searches the query's content words only: a match on
+    // "our" or "with" alone is no evidence, and as a protected lexical hit it would sit above the
+    // chunk that answers by meaning.
     const [lexical, vector] = await Promise.all([
-      this.lexical(eng, chunks, terms, where, depth),
+      this.lexical(eng, chunks, contentTerms(terms), where, depth),
       this.nearest(workspace, space, queryVector, where, depth),
     ]);
     const rows = new Map(lexical.map(({ row }) => [row.id, row]));
     const fused = fuse(
       lexical.map(({ row, score }) => ({ id: row.id, score })),
       vector,
-      { limit: query.limit, protectedLexical: this.options.protectedLexical, rrfK: RRF_K },
+      {
+        limit: query.limit,
+        protectedLexical: this.options.protectedLexical,
+        rrfK: RRF_K,
+      },
     );
     const missing = fused.filter(({ id }) => !rows.has(id)).map(({ id }) => id);
     if (missing.length > 0) {

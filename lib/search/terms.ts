@@ -52,3 +52,22 @@ export function queryTerms(text: string): string[] {
 
 /** Longest query the search API accepts, in characters. */
 export const MAX_QUERY_LENGTH = 2000;
+
+/**
+ * English function words: they carry no topic, so a chunk that shares only them with a query is
+ * not a match worth protecting in hybrid search (lexical search alone keeps them, as before).
+ */
+const FUNCTION_WORDS = new Set(
+  (
+    "a about after all also am an and any are as at be been but by can could did do does for " +
+    "from had has have he her his how i if in into is it its me my no not of on or our out so " +
+    "some than that the their them then there these they this to up us was we were what when " +
+    "where which who why will with would you your"
+  ).split(" "),
+);
+
+/** A query's terms without function words; all of them when nothing else is left. */
+export function contentTerms(terms: string[]): string[] {
+  const content = terms.filter((term) => !FUNCTION_WORDS.has(term));
+  return content.length > 0 ? content : terms;
+}

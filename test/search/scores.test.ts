@@ -6,6 +6,7 @@ import {
   type Ranked,
   vectorScore,
 } from "../../lib/search/scores.js";
+import { contentTerms } from "../../lib/search/terms.js";
 
 const ranked = (...ids: string[]): Ranked[] => ids.map((id, i) => ({ id, score: 0.9 - i * 0.05 }));
 const options = { limit: 10, protectedLexical: 3, rrfK: 60 };
@@ -61,5 +62,10 @@ describe("fuse", () => {
   it("scores a hit found by both by the stronger of its two scores", () => {
     const fused = fuse([{ id: "a", score: 0.2 }], [{ id: "a", score: 0.8 }], options);
     expect(fused).toEqual([{ id: "a", score: 0.8 }]);
+  });
+
+  it("fuse the lexical side on content words only: function words are no evidence", () => {
+    expect(contentTerms(["can", "it", "sync", "with", "our", "crm"])).toEqual(["sync", "crm"]);
+    expect(contentTerms(["what", "is", "it"])).toEqual(["what", "is", "it"]);
   });
 });
