@@ -9,8 +9,8 @@ import { Quotas } from "../lib/limits/quotas.js";
 import { createStores } from "../lib/store/clients.js";
 import { SafeFetcher } from "../lib/web/fetch.js";
 
-// Wired from the stores directly: the model client and search of `createServices` would more
-// than double this bundle for nothing it serves.
+// Wired from the stores directly: the model client and search of the other API functions would
+// more than double this bundle for nothing it serves.
 const config = loadConfig();
 const stores = createStores(config);
 const services = createCompetitorServices({

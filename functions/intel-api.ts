@@ -1,12 +1,12 @@
 import { handle } from "hono/aws-lambda";
+import { intelServices } from "../lib/compose.js";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { intelApi } from "../lib/intel/api.js";
 import { artifactsApi } from "../lib/intel/artifacts-api.js";
 import { generateApi } from "../lib/intel/generate-api.js";
-import { createServices } from "../lib/services.js";
 
-const services = createServices(loadConfig());
+const services = intelServices(loadConfig());
 
 /** Brand profile, grounded chat, intel modules and saved artifacts: /api/brand, /api/chat, /api/intel/{module}, /api/artifacts */
 export const app = createServiceApp({

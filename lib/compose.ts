@@ -13,29 +13,44 @@ import { IndexRetriever } from "./knowledge/retrieval.js";
 import { Sources } from "./knowledge/sources.js";
 import { Uploads, uploadSettings } from "./knowledge/uploads.js";
 import { Quotas } from "./limits/quotas.js";
-import { createLlm } from "./llm/provider.js";
+import { createLlm, type Llm } from "./llm/provider.js";
 import { toLlmSettings } from "./llm/settings.js";
 import { createSearchIndex } from "./search/config.js";
-import { createStores } from "./store/clients.js";
+import { createStores, type Stores } from "./store/clients.js";
 
-/** Everything the API functions need, built once per process from its configuration. */
-export function createServices(config: Config) {
+/**
+ * The composition root: what each API function is built from, from its configuration, once per
+ * process. One builder per function, so a function's bundle holds only what it serves (the
+ * knowledge API carries no intel modules, prompts or chat).
+ */
+
+/** What every API function shares: stores, auth and rate limit, quotas. */
+function base(config: Config) {
   const stores = createStores(config);
-  const llm = createLlm(toLlmSettings(config));
-  const retriever = new IndexRetriever({
+  return {
+    config,
+    stores,
+    guards: apiGuards(stores.table, config),
+    quotas: new Quotas(stores.table, quotaLimits(config)),
+  };
+}
+
+/** Search over the persisted index, hybrid when an embedding model is configured. */
+function retrieverOf(config: Config, stores: Stores, llm: Llm) {
+  return new IndexRetriever({
     index: createSearchIndex(config, stores.table),
     live: new LiveSources(stores.table),
     embedder: llm.embedder,
   });
-  const brands = new BrandProfiles(stores.table);
+}
+
+/** knowledge-api: sources, search, crawls and uploads. */
+export function knowledgeServices(config: Config) {
+  const shared = base(config);
+  const { stores } = shared;
   const sources = new Sources(stores);
-  const quotas = new Quotas(stores.table, quotaLimits(config));
   return {
-    config,
-    stores,
-    llm,
-    guards: apiGuards(stores.table, config),
-    quotas,
+    ...shared,
     sources,
     crawls: new Crawls({
       table: stores.table,
@@ -43,7 +58,19 @@ export function createServices(config: Config) {
       watchSeconds: config.CRAWL_WATCH_SECONDS,
     }),
     uploads: new Uploads({ ...stores, sources }, uploadSettings(config)),
-    retriever,
+    retriever: retrieverOf(config, stores, createLlm(toLlmSettings(config))),
+  };
+}
+
+/** intel-api: brand profile, grounded chat, intel modules and artifacts. */
+export function intelServices(config: Config) {
+  const shared = base(config);
+  const { stores, quotas } = shared;
+  const llm = createLlm(toLlmSettings(config));
+  const retriever = retrieverOf(config, stores, llm);
+  const brands = new BrandProfiles(stores.table);
+  return {
+    ...shared,
     brands,
     chat: new GroundedChat({ retriever, brands, llm: llm.chat, quotas }),
     intel: new IntelGenerator({
@@ -59,5 +86,3 @@ export function createServices(config: Config) {
     artifacts: new Artifacts(stores.table),
   };
 }
-
-export type Services = ReturnType<typeof createServices>;
