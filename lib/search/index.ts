@@ -86,7 +86,7 @@ export interface SearchIndexOptions {
   optimizeAfterRows?: number;
   /** Small data files after which a write compacts the table. */
   optimizeAfterFragments?: number;
-  /** Vectors in a space after which the space gets an approximate (HNSW) index; flat below. */
+  /** Vectors in a space after which the space gets an approximate (IVF-RaBitQ) index; flat below. */
   vectorIndexAfterRows?: number;
   /** Cosine similarity below which a chunk is no vector match. */
   minSimilarity?: number;
@@ -169,7 +169,7 @@ export class SearchIndex {
       indexCacheBytes: 256 * 1024 * 1024,
       optimizeAfterRows: 1,
       optimizeAfterFragments: 64,
-      vectorIndexAfterRows: 20_000,
+      vectorIndexAfterRows: 5_000,
       minSimilarity: 0.3,
       protectedLexical: 5,
       candidates: 50,
@@ -352,6 +352,9 @@ export class SearchIndex {
     let search = table
       .vectorSearch(Array.from(vector))
       .distanceType("cosine")
+      // With an index: rank 5 × `limit` quantized candidates again on their exact vectors, so
+      // the order and the similarities are exact.
+      .refineFactor(5)
       .select(["id", "_distance"])
       .limit(limit);
     if (where) search = search.where(where);
@@ -443,9 +446,11 @@ export class SearchIndex {
    * versions older than an hour pruned. The engine's compaction merges every fragment of fewer
    * than a million rows, so one optimize rewrites the table up to that size (about 3.5 s at 100k
    * rows): with the thresholds, about 0.2 s per 100-chunk source written at 100k, capped by the
-   * million-row fragment size beyond. A vector table gets its approximate index (HNSW over
-   * scalar-quantized vectors, cosine) once it holds `vectorIndexAfterRows`; below, a flat scan
-   * is exact and fast enough.
+   * million-row fragment size beyond. A vector table gets its approximate index once it holds
+   * `vectorIndexAfterRows` (a flat scan of 100k vectors of 256 dimensions took about 0.5 s):
+   * IVF partitions over RaBitQ-quantized vectors, which built in about 4 s at 100k where IVF-PQ
+   * took 270 s and HNSW 220 s on this 2-core machine, and answered in about 5 ms with the right
+   * neighbourhood every time (searches refine the candidates on the exact vectors).
    */
   private async maintain({ lance }: Engine, table: LanceTable, force: boolean): Promise<void> {
     const isChunks = table.name === CHUNKS_TABLE;
@@ -453,10 +458,7 @@ export class SearchIndex {
     const [index, stats] = await Promise.all([table.indexStats(primary), table.stats()]);
     if (!index && !isChunks && stats.numRows >= this.options.vectorIndexAfterRows) {
       await table.createIndex("vector", {
-        config: lance.Index.hnswSq({
-          distanceType: "cosine",
-          numPartitions: Math.max(1, Math.round(stats.numRows / 250_000)),
-        }),
+        config: lance.Index.ivfRq({ distanceType: "cosine" }),
         name: primary,
       });
     } else if (

@@ -200,6 +200,18 @@ describe.each([
   });
 });
 
+describe("open workspaces", () => {
+  it("past the bound, the least recently searched is closed and reopened when searched again", async () => {
+    const index = indexOn(stores, stores.disk, { maxOpenWorkspaces: 1 });
+    await index.replaceSource("ws_lru_a", doc("kb_a", ["lru alpha"]));
+    await index.replaceSource("ws_lru_b", doc("kb_b", ["lru beta"]));
+    for (let round = 0; round < 3; round++) {
+      expect(ids(await index.search("ws_lru_a", { text: "lru", limit: 5 }))).toEqual(["kb_a#0"]);
+      expect(ids(await index.search("ws_lru_b", { text: "lru", limit: 5 }))).toEqual(["kb_b#0"]);
+    }
+  });
+});
+
 describe("the search index's layout on disk", () => {
   it("is one database per workspace under the base directory", async () => {
     const index = indexOn(stores, stores.disk);

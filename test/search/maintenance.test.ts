@@ -74,7 +74,7 @@ describe("keeping a workspace's indexes current", () => {
     const vectors = await inspect(ws, "vectors_ann16");
     expect(await vectors.indexStats("vector_idx")).toBeUndefined();
     for (const document of documents.slice(3)) await index.replaceSource(ws, document);
-    expect(await vectors.indexStats("vector_idx")).toMatchObject({ indexType: "IVF_HNSW_SQ" });
+    expect(await vectors.indexStats("vector_idx")).toMatchObject({ indexType: "IVF_RQ" });
     const target = documents[4]?.vectors.vectors[42] as Float32Array;
     const hits = await index.search(ws, { text: "", vector: target, space: "ann16", limit: 1 });
     expect(hits.map((hit) => hit.id)).toEqual(["kb_4#42"]);
