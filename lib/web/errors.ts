@@ -23,3 +23,7 @@ export class FetchError extends Error {
     this.name = "FetchError";
   }
 }
+
+/** Refused or unresolvable before any connection: the host never saw the request. */
+export const neverSent = (err: unknown): boolean =>
+  err instanceof FetchError && ["invalid_url", "blocked_address", "dns_failure"].includes(err.code);

@@ -1,7 +1,7 @@
 import { LRUCache } from "lru-cache";
 import robotsParserModule from "robots-parser";
 import { decodeText } from "./content-type.js";
-import { FetchError } from "./errors.js";
+import { FetchError, neverSent } from "./errors.js";
 import type { FetchedContent, FetchOptions } from "./fetch.js";
 
 /** The package is CommonJS (`module.exports = fn`) but its types declare a default export. */
@@ -100,10 +100,9 @@ export class RobotsCache {
         sitemaps: robots.getSitemaps(),
       };
     } catch (err) {
-      if (!(err instanceof FetchError)) throw err;
       // Refused or unresolvable before any connection: the page on that host fails the same
       // way, so its report gives this reason rather than "disallowed by robots.txt".
-      if (["blocked_address", "invalid_url", "dns_failure"].includes(err.code)) throw err;
+      if (!(err instanceof FetchError) || neverSent(err)) throw err;
       // A 200 that is not text (an HTML error page) is no robots.txt either.
       const missing =
         (err.code === "http_error" && (err.status ?? 0) < 500) ||

@@ -1,5 +1,6 @@
 import { LRUCache } from "lru-cache";
 import { limiter } from "../async.js";
+import { neverSent } from "./errors.js";
 import type { FetchedContent, FetchOptions, SafeFetcher } from "./fetch.js";
 import { RobotsCache, type RobotsOptions, type RobotsRules } from "./robots.js";
 
@@ -39,7 +40,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The hosts' turns in one process: one request at a time per host, each `gapMs` after the last one
- * ended. Sessions that share one share each host's pace.
+ * that reached the host ended. Sessions that share one share each host's pace.
  */
 export class HostPace {
   private readonly hosts: LRUCache<string, Host>;
@@ -70,9 +71,13 @@ export class HostPace {
       const admitted = admit(waitMs);
       if (waitMs > 0) await sleep(waitMs);
       try {
-        return await request(admitted);
-      } finally {
+        const result = await request(admitted);
         state.last = Date.now();
+        return result;
+      } catch (err) {
+        // Refused before it connected, the request never reached the host: it owes no pause.
+        if (!neverSent(err)) state.last = Date.now();
+        throw err;
       }
     });
   }

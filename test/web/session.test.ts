@@ -84,6 +84,19 @@ describe("PoliteSession", () => {
       expect(pause).toBeGreaterThanOrEqual(50 - CLOCK_SLACK_MS);
   });
 
+  it("owes a host no pause for a request that never reached it", async () => {
+    let resolves = false;
+    const flaky = new SafeFetcher({
+      allowPrivate: true,
+      resolve: async () => (resolves ? [{ address: "127.0.0.1", family: 4 }] : []),
+    });
+    const session = new PoliteSession(flaky, { politenessMs: 60_000 });
+    const url = `http://flaky.test:${plain.site.port}/a`;
+    await expect(session.fetch(url)).rejects.toMatchObject({ code: "dns_failure" });
+    resolves = true;
+    expect((await session.fetch(url)).body.toString()).toBe("/a");
+  });
+
   it("sends nothing its budget refuses, and gives each request what time is left", async () => {
     let refuse = true;
     const asked: number[] = [];
