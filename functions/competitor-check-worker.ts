@@ -1,11 +1,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
-import type { SQSHandler, SQSRecord } from "aws-lambda";
+import type { SQSHandler } from "aws-lambda";
 import { limiter } from "../lib/async.js";
 import { limitsFrom } from "../lib/competitors/limits.js";
 import { createCompetitorServices } from "../lib/competitors/services.js";
-import { CheckMessage, runQueuedCheck } from "../lib/competitors/sweep.js";
+import { runQueuedCheck } from "../lib/competitors/sweep.js";
 import { loadConfig } from "../lib/config.js";
 import { createStores } from "../lib/store/clients.js";
+import { CheckMessage, recordHandler } from "../lib/store/queue.js";
 import { SafeFetcher } from "../lib/web/fetch.js";
 
 const config = loadConfig();
@@ -21,10 +22,9 @@ const { competitors, checker } = createCompetitorServices({
 const slot = limiter(config.CHECK_CONCURRENCY);
 const processor = new BatchProcessor(EventType.SQS);
 
-async function checkRecord(record: SQSRecord): Promise<void> {
-  const message = CheckMessage.parse(JSON.parse(record.body));
-  await slot(() => runQueuedCheck(checker, competitors, message));
-}
+const checkRecord = recordHandler(CheckMessage, (message) =>
+  slot(() => runQueuedCheck(checker, competitors, message)),
+);
 
 /** SQS-triggered: checks competitors' sites for changes; a failing record fails alone. */
 export const handler: SQSHandler = async (event, context) =>

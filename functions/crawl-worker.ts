@@ -1,9 +1,10 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSHandler } from "aws-lambda";
-import { loadConfig, MAX_RECEIVE_COUNT } from "../lib/config.js";
-import { Crawler, crawlRecordHandler } from "../lib/knowledge/crawler.js";
+import { loadConfig } from "../lib/config.js";
+import { Crawler } from "../lib/knowledge/crawler.js";
 import { Sources } from "../lib/knowledge/sources.js";
 import { createStores } from "../lib/store/clients.js";
+import { CrawlMessage, recordHandler } from "../lib/store/queue.js";
 import { SafeFetcher } from "../lib/web/fetch.js";
 import { PoliteSession } from "../lib/web/session.js";
 
@@ -22,7 +23,9 @@ const crawler = new Crawler({
 });
 
 const processor = new BatchProcessor(EventType.SQS);
-const crawlRecord = crawlRecordHandler(crawler, MAX_RECEIVE_COUNT);
+const crawlRecord = recordHandler(CrawlMessage, (message, delivery) =>
+  crawler.handle(message, delivery),
+);
 
 /** SQS-triggered: crawls one page per message, and watches running crawls; failures fail alone. */
 export const handler: SQSHandler = async (event, context) =>

@@ -1,7 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
-import type { SQSHandler, SQSRecord } from "aws-lambda";
-import { z } from "zod";
-import { loadConfig, MAX_RECEIVE_COUNT } from "../lib/config.js";
+import type { SQSHandler } from "aws-lambda";
+import { loadConfig } from "../lib/config.js";
 import { fileLoader } from "../lib/knowledge/file-loader.js";
 import { Indexer, textLoader } from "../lib/knowledge/indexer.js";
 import { urlLoader } from "../lib/knowledge/url-loader.js";
@@ -9,6 +8,7 @@ import { createLlm } from "../lib/llm/provider.js";
 import { toLlmSettings } from "../lib/llm/settings.js";
 import { createSearchIndex } from "../lib/search/config.js";
 import { createStores } from "../lib/store/clients.js";
+import { IndexMessage, recordHandler } from "../lib/store/queue.js";
 import { SafeFetcher } from "../lib/web/fetch.js";
 
 const config = loadConfig();
@@ -29,22 +29,10 @@ const indexer = new Indexer({
   search: createSearchIndex(config, table),
 });
 
-const IndexMessage = z.object({
-  kind: z.literal("index"),
-  workspaceId: z.string(),
-  sourceId: z.string(),
-  revision: z.number().int().positive(),
-});
-
 const processor = new BatchProcessor(EventType.SQS);
-
-async function indexRecord(record: SQSRecord): Promise<void> {
-  const message = IndexMessage.parse(JSON.parse(record.body));
-  await indexer.handle(message, {
-    receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
-    maxReceiveCount: MAX_RECEIVE_COUNT,
-  });
-}
+const indexRecord = recordHandler(IndexMessage, (message, delivery) =>
+  indexer.handle(message, delivery),
+);
 
 /** SQS-triggered: indexes knowledge sources; a failing record fails alone (partial batch response). */
 export const handler: SQSHandler = async (event, context) =>

@@ -1,23 +1,24 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
-import type { SQSHandler, SQSRecord } from "aws-lambda";
+import type { SQSHandler } from "aws-lambda";
 import { loadConfig } from "../lib/config.js";
 import { Sources } from "../lib/knowledge/sources.js";
 import { Uploads, uploadSettings } from "../lib/knowledge/uploads.js";
 import { createdKeys } from "../lib/knowledge/uploads-events.js";
 import { logger } from "../lib/log.js";
 import { createStores } from "../lib/store/clients.js";
+import { recordHandler, UploadEvent } from "../lib/store/queue.js";
 
 const config = loadConfig();
 const stores = createStores(config);
 const uploads = new Uploads({ ...stores, sources: new Sources(stores) }, uploadSettings(config));
 const processor = new BatchProcessor(EventType.SQS);
 
-async function handleRecord(record: SQSRecord): Promise<void> {
-  for (const key of createdKeys(record.body)) {
+const handleRecord = recordHandler(UploadEvent, async (notification) => {
+  for (const key of createdKeys(notification)) {
     const outcome = await uploads.complete(key);
     logger.info("object created", { key, outcome });
   }
-}
+});
 
 /**
  * SQS-triggered by the bucket's ObjectCreated notifications: an arrived presigned upload is

@@ -9,10 +9,9 @@ import {
   scheduledFunctions,
 } from "../../functions/manifest.js";
 import { bundleAll, bundleFunction } from "../../infra/aws/bundle.js";
-import type { CheckMessage } from "../../lib/competitors/sweep.js";
 import { newId } from "../../lib/ids.js";
-import type { CrawlMessage } from "../../lib/knowledge/crawl-store.js";
 import { Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
+import type { CheckMessage, CrawlMessage } from "../../lib/store/queue.js";
 import { Corpus } from "../core/corpus.js";
 import type { BenchContext, Workspace } from "../core/figure.js";
 import { restEvent, scheduledEvent, sqsEvent } from "./events.js";

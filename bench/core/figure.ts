@@ -1,6 +1,6 @@
 import type { LocalRuntime } from "../../infra/local/runtime.js";
 import type { Stores } from "../../lib/store/clients.js";
-import type { Queue } from "../../lib/store/queue.js";
+import type { IndexMessage, Queue } from "../../lib/store/queue.js";
 import type { Summary } from "./stats.js";
 
 /**
@@ -81,7 +81,7 @@ export interface BenchContext {
 }
 
 export interface ParkedQueue {
-  queue: Queue;
+  queue: Queue<IndexMessage>;
   /** Bodies sent so far, oldest first. */
   messages(): string[];
 }

@@ -1,8 +1,9 @@
 import { loadConfig, MAX_RECEIVE_COUNT } from "../../lib/config.js";
 import { type ChunkingOptions, chunkText } from "../../lib/knowledge/chunking.js";
 import { Indexer, textLoader } from "../../lib/knowledge/indexer.js";
-import { type IndexMessage, Sources } from "../../lib/knowledge/sources.js";
+import { Sources } from "../../lib/knowledge/sources.js";
 import { createSearchIndex } from "../../lib/search/config.js";
+import type { IndexMessage } from "../../lib/store/queue.js";
 import { Corpus } from "../core/corpus.js";
 import type { BenchContext, Figure, Row, Workspace } from "../core/figure.js";
 import { interleave, timeSync } from "../core/measure.js";

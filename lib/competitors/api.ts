@@ -1,7 +1,7 @@
 import { createModule } from "../http/app.js";
 import { checkedUrl } from "../knowledge/url-input.js";
 import type { Quotas } from "../limits/quotas.js";
-import type { Queue } from "../store/queue.js";
+import type { CheckMessage, Queue } from "../store/queue.js";
 import type { Checker } from "./check.js";
 import { type Competitors, toPublic as publicCompetitor } from "./competitors.js";
 import { normalizeDomain } from "./domain.js";
@@ -26,7 +26,7 @@ export interface CompetitorsApiDeps {
   /** Takes each check, queued or direct, from the workspace's daily quota. */
   quotas: Quotas;
   /** Where `check-all` queues checks: the checks worker's queue. */
-  checksQueue: Queue;
+  checksQueue: Queue<CheckMessage>;
   /** ALLOW_PRIVATE_URLS: lets competitors be loopback and private hosts (development and tests). */
   allowPrivate: boolean;
 }

@@ -1,28 +1,17 @@
-import { z } from "zod";
 import { mapLimit } from "../async.js";
 import { isDomainError, serviceUnavailable } from "../errors.js";
 import { logger } from "../log.js";
-import type { Queue } from "../store/queue.js";
+import type { CheckMessage, Queue } from "../store/queue.js";
 import type { Table } from "../store/table.js";
 import type { Checker } from "./check.js";
 import { type Competitors, competitorIndexPage } from "./competitors.js";
-
-/** One queued check of one competitor. */
-export const CheckMessage = z.object({
-  kind: z.literal("competitor-check"),
-  workspaceId: z.string().min(1),
-  competitorId: z.string().min(1),
-  /** When the check was asked for: a competitor checked since then is not checked again. */
-  requestedAt: z.iso.datetime(),
-});
-export type CheckMessage = z.infer<typeof CheckMessage>;
 
 /** Messages sent at once; SQS takes them one call each. */
 const SEND_CONCURRENCY = 10;
 const SWEEP_PAGE = 100;
 
 async function enqueue(
-  queue: Queue,
+  queue: Queue<CheckMessage>,
   targets: Array<{ workspaceId: string; competitorId: string }>,
   requestedAt: string,
 ): Promise<number> {
@@ -38,12 +27,13 @@ async function enqueue(
 }
 
 /**
- * Queues a check of every competitor of one workspace; answers how many. `service_unavailable` when the queue
- * fails: checks queued before the failure run, and asking again queues no duplicate work.
+ * Queues a check of every competitor of one workspace; answers how many. `service_unavailable`
+ * when the queue fails: checks queued before the failure run, and asking again queues no
+ * duplicate work.
  */
 export async function enqueueWorkspace(
   competitors: Competitors,
-  queue: Queue,
+  queue: Queue<CheckMessage>,
   workspaceId: string,
   /** Runs before anything is queued, with the number of checks (to take them from a quota). */
   reserve: (count: number) => Promise<unknown> = async () => undefined,
@@ -60,7 +50,7 @@ export async function enqueueWorkspace(
 }
 
 /** Queues a check of every competitor of every workspace, a page of the sweep index at a time. */
-export async function sweepAll(table: Table, queue: Queue): Promise<number> {
+export async function sweepAll(table: Table, queue: Queue<CheckMessage>): Promise<number> {
   const requestedAt = new Date().toISOString();
   let queued = 0;
   let cursor: string | undefined;

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { mapLimit } from "../async.js";
 import { newId } from "../ids.js";
 import { type QuotaCharge, refundUnused } from "../limits/quotas.js";
-import type { Queue } from "../store/queue.js";
+import type { CrawlMessage, Queue } from "../store/queue.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 
 /**
@@ -85,19 +85,6 @@ export interface CrawlPageItem extends Item {
   updatedAt: string;
 }
 
-export type CrawlMessage =
-  | {
-      kind: "crawl-page";
-      workspaceId: string;
-      crawlId: string;
-      pageKey: string;
-      /** Epoch ms of the politeness slot this page already holds. */
-      notBefore?: number | undefined;
-    }
-  | { kind: "crawl-watch"; workspaceId: string; crawlId: string };
-
-export type PageMessage = Extract<CrawlMessage, { kind: "crawl-page" }>;
-
 /** A URL found by a crawl, with the verdict of the scope rules (undefined: to be crawled). */
 export interface Discovery {
   url: string;
@@ -142,7 +129,7 @@ const COUNTER: Record<PageOutcome["status"], keyof CrawlCounts> = {
 export interface CrawlStoreDeps {
   table: Table;
   /** The crawl queue: one message per page, plus the watchdog's. */
-  queue: Queue;
+  queue: Queue<CrawlMessage>;
   /** Seconds between two watchdog checks of a running crawl. */
   watchSeconds: number;
 }

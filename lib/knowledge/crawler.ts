@@ -1,11 +1,9 @@
 import { createHash } from "node:crypto";
-import type { SQSRecord } from "aws-lambda";
-import { z } from "zod";
 import { mapLimit } from "../async.js";
 import { isDomainError } from "../errors.js";
 import { logger } from "../log.js";
 import type { Blobs } from "../store/blobs.js";
-import type { Queue } from "../store/queue.js";
+import type { CrawlMessage, Delivery, PageMessage, Queue } from "../store/queue.js";
 import type { Table } from "../store/table.js";
 import { decodeText, PAGE_KINDS } from "../web/content-type.js";
 import { FetchError } from "../web/errors.js";
@@ -19,16 +17,13 @@ import { canonicalUrl } from "../web/url.js";
 import { CrawlScope } from "./crawl-scope.js";
 import {
   type CrawlItem,
-  type CrawlMessage,
   type CrawlPageItem,
   CrawlStore,
   type Discovery,
   maxDiscovered,
-  type PageMessage,
   type PageOutcome,
   type SkipReason,
 } from "./crawl-store.js";
-import type { Delivery } from "./indexer.js";
 import { type Sources, sourceBlobPrefix } from "./sources.js";
 
 /**
@@ -42,7 +37,7 @@ export interface CrawlerDeps {
   table: Table;
   blobs: Blobs;
   /** The crawl queue. */
-  queue: Queue;
+  queue: Queue<CrawlMessage>;
   sources: Sources;
   /** Pages and sitemaps: paced by the crawl's host slots, which its invocations share. */
   fetcher: SafeFetcher;
@@ -65,17 +60,6 @@ const MAX_CRAWL_DELAY_MS = 30_000;
 const MAX_INLINE_WAIT_MS = 2_000;
 /** Redirects to the same canonical page (`/docs` to `/docs/`) followed within one message. */
 const MAX_SAME_PAGE_REDIRECTS = 5;
-
-const CrawlMessageSchema = z.discriminatedUnion("kind", [
-  z.object({
-    kind: z.literal("crawl-page"),
-    workspaceId: z.string(),
-    crawlId: z.string(),
-    pageKey: z.string(),
-    notBefore: z.number().optional(),
-  }),
-  z.object({ kind: z.literal("crawl-watch"), workspaceId: z.string(), crawlId: z.string() }),
-]);
 
 const skipped = (reason: SkipReason, message: string): PageOutcome => ({
   status: "skipped",
@@ -346,15 +330,4 @@ const overCap = (crawl: CrawlItem) =>
 function stopped(crawl: CrawlItem | undefined): PageOutcome {
   if (crawl?.status === "completed") return overCap(crawl);
   return skipped("cancelled", `The crawl was ${crawl?.status ?? "deleted"} before this page`);
-}
-
-/** The per-record handler for the crawl queue's SQS batches. */
-export function crawlRecordHandler(crawler: Crawler, maxReceiveCount: number) {
-  return async (record: SQSRecord): Promise<void> => {
-    const message = CrawlMessageSchema.parse(JSON.parse(record.body));
-    await crawler.handle(message, {
-      receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
-      maxReceiveCount,
-    });
-  };
 }

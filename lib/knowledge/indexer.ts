@@ -3,6 +3,7 @@ import type { Embedder, EmbeddingSpace } from "../llm/embeddings.js";
 import { logger } from "../log.js";
 import type { SearchIndex, SourceDocument } from "../search/index.js";
 import type { Blobs } from "../store/blobs.js";
+import type { Delivery, IndexMessage } from "../store/queue.js";
 import type { Condition, Table } from "../store/table.js";
 import {
   type Chunk,
@@ -15,7 +16,6 @@ import { embedChunks, indexSpace } from "./embeddings.js";
 import {
   bumpLiveSources,
   INDEXING_MARKER,
-  type IndexMessage,
   indexingMarker,
   LAST_ATTEMPT_PARTITION,
   type SourceItem,
@@ -58,13 +58,6 @@ export interface IndexerDeps {
   embedder?: Embedder | undefined;
   /** The persisted search index every indexed source is written to. */
   search: SearchIndex;
-}
-
-export interface Delivery {
-  /** How often this message has been received, this time included. */
-  receiveCount: number;
-  /** Deliveries before the message goes to the dead-letter queue. */
-  maxReceiveCount: number;
 }
 
 export type IndexOutcome = "indexed" | "failed" | "skipped";

@@ -2,7 +2,7 @@ import { conflict, notFound, serviceUnavailable } from "../errors.js";
 import { isId, newId } from "../ids.js";
 import { logger } from "../log.js";
 import type { Blobs, StoredObject } from "../store/blobs.js";
-import type { Queue } from "../store/queue.js";
+import type { IndexMessage, Queue } from "../store/queue.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 
 import type { SourceStatus, SourceType } from "./source-fields.js";
@@ -43,13 +43,6 @@ export interface SourceItem extends Item, Omit<KnowledgeSource, "crawl_id"> {
   /** The chunks of the indexed revision in the bucket. */
   chunks_key: string | null;
   content_hash: string | null;
-}
-
-export interface IndexMessage {
-  kind: "index";
-  workspaceId: string;
-  sourceId: string;
-  revision: number;
 }
 
 export const SOURCE_PREFIX = "KB#";
@@ -152,7 +145,7 @@ export type ListFilter = {
 export interface SourceDeps {
   table: Table;
   blobs: Blobs;
-  indexQueue: Queue;
+  indexQueue: Queue<IndexMessage>;
 }
 
 /** Knowledge sources of one workspace: records in the table, content and chunks in the bucket. */

@@ -4,15 +4,15 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Config } from "../config.js";
 import { Blobs } from "./blobs.js";
-import { Queue } from "./queue.js";
+import { type CheckMessage, type CrawlMessage, type IndexMessage, Queue } from "./queue.js";
 import { Table } from "./table.js";
 
 export interface Stores {
   table: Table;
   blobs: Blobs;
-  indexQueue: Queue;
-  crawlQueue: Queue;
-  checksQueue: Queue;
+  indexQueue: Queue<IndexMessage>;
+  crawlQueue: Queue<CrawlMessage>;
+  checksQueue: Queue<CheckMessage>;
 }
 
 /**
@@ -31,8 +31,8 @@ export function createStores(config: Config): Stores {
   return {
     table: new Table(dynamo, config.TABLE_NAME),
     blobs: new Blobs(s3, config.BUCKET_NAME),
-    indexQueue: new Queue(sqs, config.INDEX_QUEUE_URL),
-    crawlQueue: new Queue(sqs, config.CRAWL_QUEUE_URL),
-    checksQueue: new Queue(sqs, config.CHECKS_QUEUE_URL),
+    indexQueue: new Queue<IndexMessage>(sqs, config.INDEX_QUEUE_URL),
+    crawlQueue: new Queue<CrawlMessage>(sqs, config.CRAWL_QUEUE_URL),
+    checksQueue: new Queue<CheckMessage>(sqs, config.CHECKS_QUEUE_URL),
   };
 }

@@ -1,13 +1,72 @@
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { z } from "zod";
+import { MAX_RECEIVE_COUNT } from "../config.js";
 
-/** Sends JSON messages to one SQS queue. */
-export class Queue {
+/**
+ * The queues' contracts: one zod schema per queue for the JSON its messages carry. Senders are
+ * typed by them (`Queue<T>`), and every worker parses its records with them (`recordHandler`).
+ */
+
+/** The index queue: index one revision of a knowledge source (or remove a deleted one's rows). */
+export const IndexMessage = z.object({
+  kind: z.literal("index"),
+  workspaceId: z.string(),
+  sourceId: z.string(),
+  revision: z.number().int().positive(),
+});
+export type IndexMessage = z.infer<typeof IndexMessage>;
+
+/** The crawl queue: crawl one page, or check that a running crawl still makes progress. */
+export const CrawlMessage = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("crawl-page"),
+    workspaceId: z.string(),
+    crawlId: z.string(),
+    pageKey: z.string(),
+    /** Epoch ms of the politeness slot this page already holds. */
+    notBefore: z.number().optional(),
+  }),
+  z.object({ kind: z.literal("crawl-watch"), workspaceId: z.string(), crawlId: z.string() }),
+]);
+export type CrawlMessage = z.infer<typeof CrawlMessage>;
+export type PageMessage = Extract<CrawlMessage, { kind: "crawl-page" }>;
+
+/** The checks queue: one check of one competitor. */
+export const CheckMessage = z.object({
+  kind: z.literal("competitor-check"),
+  workspaceId: z.string().min(1),
+  competitorId: z.string().min(1),
+  /** When the check was asked for: a competitor checked since then is not checked again. */
+  requestedAt: z.iso.datetime(),
+});
+export type CheckMessage = z.infer<typeof CheckMessage>;
+
+/**
+ * The uploads queue: the bucket's event notifications, `{"Records": [...]}`, or the
+ * `s3:TestEvent` S3 sends once when the notification is configured. The local runtime forwards
+ * s3rver's `event` payloads, which have the same shape.
+ */
+export const UploadEvent = z.union([
+  z.object({ Event: z.literal("s3:TestEvent") }),
+  z.object({
+    Records: z.array(
+      z.object({
+        eventName: z.string(),
+        s3: z.object({ object: z.object({ key: z.string() }) }),
+      }),
+    ),
+  }),
+]);
+export type UploadEvent = z.infer<typeof UploadEvent>;
+
+/** Sends JSON messages of one contract to one SQS queue. */
+export class Queue<T> {
   constructor(
     readonly sqs: SQSClient,
     readonly url: string,
   ) {}
 
-  async send(message: unknown, delaySeconds = 0): Promise<void> {
+  async send(message: T, delaySeconds = 0): Promise<void> {
     await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.url,
@@ -16,4 +75,40 @@ export class Queue {
       }),
     );
   }
+}
+
+/** How a message arrived: a worker can tell its last delivery before the dead-letter queue. */
+export interface Delivery {
+  /** How often this message has been received, this time included. */
+  receiveCount: number;
+  /** Deliveries before the message goes to the dead-letter queue. */
+  maxReceiveCount: number;
+}
+
+/** What a worker reads of an SQS record (an `SQSRecord` of aws-lambda is one). */
+export interface QueueRecord {
+  body: string;
+  attributes: { ApproximateReceiveCount: string };
+}
+
+/** A message body read with its queue's contract; throws when it does not hold. */
+export const parseMessage = <T>(contract: z.ZodType<T>, body: string): T =>
+  contract.parse(JSON.parse(body));
+
+/**
+ * The per-record handler of a queue's worker: the record's body parsed with the queue's contract,
+ * handed to `handle` as a plain message with how it was delivered. A record that throws fails
+ * alone (a partial batch response) and is retried, then dead-lettered.
+ */
+export function recordHandler<T>(
+  contract: z.ZodType<T>,
+  handle: (message: T, delivery: Delivery) => Promise<unknown>,
+  maxReceiveCount = MAX_RECEIVE_COUNT,
+): (record: QueueRecord) => Promise<void> {
+  return async (record) => {
+    await handle(parseMessage(contract, record.body), {
+      receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
+      maxReceiveCount,
+    });
+  };
 }

@@ -4,8 +4,9 @@ import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
 import { knowledgeApi } from "../../lib/knowledge/api.js";
 import { type ContentLoader, type Indexer, textLoader } from "../../lib/knowledge/indexer.js";
 import type { SearchResult } from "../../lib/knowledge/retrieval.js";
-import type { IndexMessage, SourceItem, Sources, SourceType } from "../../lib/knowledge/sources.js";
+import type { SourceItem, Sources, SourceType } from "../../lib/knowledge/sources.js";
 import { MAX_QUERY_LENGTH } from "../../lib/search/terms.js";
+import type { IndexMessage } from "../../lib/store/queue.js";
 import {
   indexerOn,
   retrieverOn,

@@ -5,10 +5,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { SqsHandler } from "../../infra/local/queues.js";
 import { Crawls } from "../../lib/knowledge/crawl.js";
 import type { CrawlItem, CrawlPageItem } from "../../lib/knowledge/crawl-store.js";
-import { Crawler, crawlRecordHandler } from "../../lib/knowledge/crawler.js";
+import { Crawler } from "../../lib/knowledge/crawler.js";
 import { Indexer } from "../../lib/knowledge/indexer.js";
-import type { IndexMessage, SourceItem, Sources } from "../../lib/knowledge/sources.js";
+import type { SourceItem, Sources } from "../../lib/knowledge/sources.js";
 import { urlLoader } from "../../lib/knowledge/url-loader.js";
+import { CrawlMessage, type IndexMessage, recordHandler } from "../../lib/store/queue.js";
 import { wsKey } from "../../lib/store/table.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { PoliteSession } from "../../lib/web/session.js";
@@ -69,10 +70,14 @@ function harness(
     crawler,
     queueName,
     consume: () =>
-      aws.queues.consume(queueName, sqsHandler(crawlRecordHandler(crawler, MAX_RECEIVE)), {
-        batchSize: 5,
-        concurrency: 2,
-      }),
+      aws.queues.consume(
+        queueName,
+        sqsHandler(recordHandler(CrawlMessage, (m, d) => crawler.handle(m, d), MAX_RECEIVE)),
+        {
+          batchSize: 5,
+          concurrency: 2,
+        },
+      ),
   };
 }
 

@@ -6,15 +6,11 @@ import {
   encodeVectors,
   vectorsKey,
 } from "../../lib/knowledge/embeddings.js";
-import {
-  type Delivery,
-  type Indexer,
-  type StoredChunks,
-  textLoader,
-} from "../../lib/knowledge/indexer.js";
+import { type Indexer, type StoredChunks, textLoader } from "../../lib/knowledge/indexer.js";
 import type { SearchResult } from "../../lib/knowledge/retrieval.js";
-import type { IndexMessage, SourceItem, Sources } from "../../lib/knowledge/sources.js";
+import type { SourceItem, Sources } from "../../lib/knowledge/sources.js";
 import type { Embedder } from "../../lib/llm/embeddings.js";
+import type { Delivery, IndexMessage } from "../../lib/store/queue.js";
 import { llmFor } from "../llm/helpers.js";
 import { indexerOn, retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import { FakeOpenAI } from "../support/fake-openai.js";

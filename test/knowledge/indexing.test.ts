@@ -2,11 +2,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Delivery, Indexer, textLoader } from "../../lib/knowledge/indexer.js";
+import { Indexer, textLoader } from "../../lib/knowledge/indexer.js";
 import { LiveSources } from "../../lib/knowledge/live-sources.js";
 import { IndexRetriever } from "../../lib/knowledge/retrieval.js";
-import { type IndexMessage, type Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
+import { type Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
 import { DynamoWriterLock, SearchIndex } from "../../lib/search/index.js";
+import type { Delivery, IndexMessage } from "../../lib/store/queue.js";
 import { indexerOn, retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 
 const WS = "ws_01JD0000000000000000000001";

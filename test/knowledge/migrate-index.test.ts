@@ -6,8 +6,8 @@ import { textLoader } from "../../lib/knowledge/indexer.js";
 import { LiveSources } from "../../lib/knowledge/live-sources.js";
 import { migrateWorkspace } from "../../lib/knowledge/migrate-index.js";
 import { IndexRetriever } from "../../lib/knowledge/retrieval.js";
-import type { IndexMessage } from "../../lib/knowledge/sources.js";
 import { DynamoWriterLock, SearchIndex } from "../../lib/search/index.js";
+import type { IndexMessage } from "../../lib/store/queue.js";
 import { indexerOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 
 const WS = "ws_01JD00000000000000000MIGR1";

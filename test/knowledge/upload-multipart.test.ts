@@ -1,10 +1,11 @@
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileLoader } from "../../lib/knowledge/file-loader.js";
-import type { Delivery, Indexer, IndexOutcome } from "../../lib/knowledge/indexer.js";
+import type { Indexer, IndexOutcome } from "../../lib/knowledge/indexer.js";
 import type { IndexRetriever } from "../../lib/knowledge/retrieval.js";
-import { type IndexMessage, type Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
+import { type Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
 import { createFileSource, MULTIPART_MAX_BYTES } from "../../lib/knowledge/uploads-multipart.js";
+import type { Delivery, IndexMessage } from "../../lib/store/queue.js";
 import {
   docxBytes,
   encryptedPdf,

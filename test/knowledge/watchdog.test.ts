@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Indexer, textLoader } from "../../lib/knowledge/indexer.js";
-import { type IndexMessage, type SourceItem, Sources } from "../../lib/knowledge/sources.js";
+import { type SourceItem, Sources } from "../../lib/knowledge/sources.js";
 import { failStalledSources } from "../../lib/knowledge/watchdog.js";
+import type { IndexMessage } from "../../lib/store/queue.js";
 import { startAws, type TestAws } from "../support/aws.js";
 
 const WS = "ws_01JD0000000000000000000W01";

@@ -26,7 +26,7 @@ export interface TestAws {
   search: SearchIndex;
   queues: LocalQueues;
   /** A real SQS client pointed at the local queue endpoint, sending to queue `name`. */
-  queue(name: string): Queue;
+  queue<T>(name: string): Queue<T>;
   close(): Promise<void>;
 }
 
