@@ -1,9 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { commonErrors, cursorParam, jsonBody, jsonResponse, limitParam } from "../http/schemas.js";
-import { MAX_ARTIFACT_BYTES } from "./artifacts.js";
 import { INTEL_MODULES, MODULE_NAMES } from "./modules/index.js";
 import { componentName, type IntelModule } from "./modules/module.js";
 import { CitationSchema } from "./routes.js";
+
+/**
+ * Largest artifact, in bytes of JSON. Generated ones are ~5-15 KB; the cap leaves room for edited
+ * ones while keeping every artifact one DynamoDB item (400 KB at most, attribute names included),
+ * so a read is one request and the intel function needs no bucket writes.
+ */
+export const MAX_ARTIFACT_BYTES = 256 * 1024;
 
 const title = z.string().trim().min(1).max(200).openapi({ example: "Persona: Growth-lead Grace" });
 

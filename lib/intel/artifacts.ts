@@ -2,7 +2,8 @@ import type { z } from "@hono/zod-openapi";
 import { DomainError, notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
-import type { ArtifactDraftSchema } from "./artifacts-routes.js";
+import { type ArtifactDraftSchema, MAX_ARTIFACT_BYTES } from "./artifacts-routes.js";
+
 import type { IntelModuleName } from "./modules/index.js";
 
 /** A module's answer as a client saves it: what `POST /api/intel/{module}` returns as `artifact`. */
@@ -17,13 +18,6 @@ type ArtifactItem = Item & Artifact;
 
 const ARTIFACT_PREFIX = "ART#";
 const artifactKey = (id: string) => `${ARTIFACT_PREFIX}${id}`;
-
-/**
- * Largest artifact, in bytes of JSON. Generated ones are ~5-15 KB; the cap leaves room for edited
- * ones while keeping every artifact one DynamoDB item (400 KB at most, attribute names included),
- * so a read is one request and the intel function needs no bucket writes.
- */
-export const MAX_ARTIFACT_BYTES = 256 * 1024;
 
 const toPublic = ({ pk: _pk, sk: _sk, ...artifact }: ArtifactItem): Artifact => artifact;
 

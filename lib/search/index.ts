@@ -13,9 +13,9 @@
 
 import type { Connection, Table as LanceTable, Session } from "@lancedb/lancedb";
 import { LRUCache } from "lru-cache";
+import type { WriterLock } from "../store/writer-lock.js";
 import { type Engine, engine, openTable, type SearchLocation, storageOptions } from "./engine.js";
 import { type SearchFilters, sqlString, wherePredicate } from "./filters.js";
-import type { WriterLock } from "./lock.js";
 import {
   CHUNKS_TABLE,
   type ChunkRow,
@@ -33,15 +33,15 @@ import {
 import { fuse, lexicalScore, type Ranked, vectorScore } from "./scores.js";
 import { contentTerms, queryTerms } from "./terms.js";
 
-export type { S3Endpoint, SearchLocation } from "./engine.js";
-export type { SearchFilters } from "./filters.js";
 export {
   DynamoWriterLock,
   type LeaseOptions,
   type WriterLock,
   WriterLockLost,
   WriterLockTimeout,
-} from "./lock.js";
+} from "../store/writer-lock.js";
+export type { S3Endpoint, SearchLocation } from "./engine.js";
+export type { SearchFilters } from "./filters.js";
 export type { IndexedChunk, IndexedSource, SourceDocument, SourceVectors } from "./rows.js";
 export { BM25_HALF } from "./scores.js";
 export { tokenize } from "./terms.js";

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_CHECK_LIMITS } from "../../lib/competitors/check.js";
 import { DEFAULT_BODY_LIMIT } from "../../lib/http/app.js";
-import { MAX_ARTIFACT_BYTES } from "../../lib/intel/artifacts.js";
+import { MAX_ARTIFACT_BYTES } from "../../lib/intel/artifacts-routes.js";
 import type { Site } from "../support/sites.js";
 import {
   attackFile,

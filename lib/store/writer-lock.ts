@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { DeleteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { TTL_ATTRIBUTE } from "../store/schema.js";
-import { isConditionFailure, type Table, wsKey } from "../store/table.js";
+import { TTL_ATTRIBUTE } from "./schema.js";
+import { isConditionFailure, type Table, wsKey } from "./table.js";
 
 /**
  * One writer per workspace at a time. LanceDB commits a write by putting the next manifest
