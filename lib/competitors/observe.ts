@@ -1,10 +1,9 @@
 import { ExtractionError } from "../web/page.js";
 import { type AtsApis, type AtsBoard, boardApiUrl, parseBoard } from "./extract/ats.js";
 import { postsFromSitemap } from "./extract/content.js";
-import type { FetchedResource } from "./fetcher.js";
 import type { PageReader } from "./reader.js";
 import type { Readings, Role } from "./reading.js";
-import type { CrawlSession } from "./session.js";
+import type { CrawlSession, FetchedResource } from "./session.js";
 import type { Facts } from "./snapshot.js";
 
 export type Observation =

@@ -3,7 +3,19 @@ import { FetchError } from "../web/errors.js";
 import type { SafeFetcher } from "../web/fetch.js";
 import type { RobotsRules } from "../web/robots.js";
 import { type HostPace, OverBudget, PoliteSession } from "../web/session.js";
-import type { DocumentKind, FetchedResource } from "./fetcher.js";
+
+/** What a request answers: the final URL (after redirects), the status and the body as text. */
+export interface FetchedResource {
+  /** The URL that answered, after redirects. */
+  url: string;
+  status: number;
+  /** The media type, lowercase, without parameters (`text/html`). */
+  contentType: string;
+  text: string;
+}
+
+/** What the caller will parse: a web page, a feed or sitemap, a job board's JSON. */
+export type DocumentKind = "html" | "feed" | "json";
 
 export interface SessionLimits {
   /** Requests allowed in the whole check, robots.txt files included. */
