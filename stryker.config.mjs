@@ -42,7 +42,7 @@ export const modules = {
     ],
   },
   crawl: {
-    mutate: ["lib/knowledge/crawl-store.ts"],
+    mutate: ["lib/knowledge/crawl/store.ts"],
     // The state machine's own tests, one transition each. crawl.test.ts runs whole crawls, most
     // in a beforeAll, which would make every mutant rerun every test there (an hour here).
     testFiles: ["test/knowledge/crawl-store.test.ts"],

@@ -1,8 +1,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSHandler } from "aws-lambda";
 import { loadConfig } from "../lib/config.js";
-import { Crawler } from "../lib/knowledge/crawler.js";
-import { Sources } from "../lib/knowledge/sources.js";
+import { Crawler } from "../lib/knowledge/crawl/crawler.js";
+import { Sources } from "../lib/knowledge/sources/sources.js";
 import { createStores } from "../lib/store/clients.js";
 import { CrawlMessage, recordHandler } from "../lib/store/queue.js";
 import { SafeFetcher } from "../lib/web/fetch.js";

@@ -6,9 +6,9 @@ import { docsModule } from "../lib/http/docs.js";
 import { artifactRoutes } from "../lib/intel/artifacts-routes.js";
 import { generateRoutes } from "../lib/intel/generate-routes.js";
 import { intelRoutes } from "../lib/intel/routes.js";
-import { crawlRoutes } from "../lib/knowledge/crawl-routes.js";
-import { knowledgeRoutes } from "../lib/knowledge/routes.js";
-import { uploadRoutes } from "../lib/knowledge/uploads-routes.js";
+import { crawlRoutes } from "../lib/knowledge/crawl/routes.js";
+import { knowledgeRoutes } from "../lib/knowledge/sources/routes.js";
+import { uploadRoutes } from "../lib/knowledge/uploads/routes.js";
 
 /**
  * Every documented route. Listed here rather than read from the manifest, whose loaders would

@@ -1,9 +1,9 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSHandler } from "aws-lambda";
 import { loadConfig } from "../lib/config.js";
-import { fileLoader } from "../lib/knowledge/file-loader.js";
-import { Indexer, textLoader } from "../lib/knowledge/indexer.js";
-import { urlLoader } from "../lib/knowledge/url-loader.js";
+import { fileLoader } from "../lib/knowledge/indexing/file-loader.js";
+import { Indexer, textLoader } from "../lib/knowledge/indexing/indexer.js";
+import { urlLoader } from "../lib/knowledge/indexing/url-loader.js";
 import { createLlm } from "../lib/llm/provider.js";
 import { toLlmSettings } from "../lib/llm/settings.js";
 import { createSearchIndex } from "../lib/search/config.js";

@@ -2,9 +2,9 @@ import { handle } from "hono/aws-lambda";
 import { knowledgeServices } from "../lib/compose.js";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
-import { knowledgeApi } from "../lib/knowledge/api.js";
-import { crawlApi } from "../lib/knowledge/crawl-api.js";
-import { uploadsApi } from "../lib/knowledge/uploads-api.js";
+import { crawlApi } from "../lib/knowledge/crawl/api.js";
+import { knowledgeApi } from "../lib/knowledge/sources/api.js";
+import { uploadsApi } from "../lib/knowledge/uploads/api.js";
 
 const services = knowledgeServices(loadConfig());
 const allowPrivate = services.config.ALLOW_PRIVATE_URLS;

@@ -5,9 +5,9 @@ import type { ServiceApp } from "../lib/http/app.js";
 import { artifactRoutes } from "../lib/intel/artifacts-routes.js";
 import { generateRoutes } from "../lib/intel/generate-routes.js";
 import { intelRoutes } from "../lib/intel/routes.js";
-import { crawlRoutes } from "../lib/knowledge/crawl-routes.js";
-import { knowledgeRoutes } from "../lib/knowledge/routes.js";
-import { uploadRoutes } from "../lib/knowledge/uploads-routes.js";
+import { crawlRoutes } from "../lib/knowledge/crawl/routes.js";
+import { knowledgeRoutes } from "../lib/knowledge/sources/routes.js";
+import { uploadRoutes } from "../lib/knowledge/uploads/routes.js";
 
 /**
  * Every Lambda function of the service, in one list that both the CDK stack and the local

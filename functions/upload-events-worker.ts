@@ -1,9 +1,9 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSHandler } from "aws-lambda";
 import { loadConfig } from "../lib/config.js";
-import { Sources } from "../lib/knowledge/sources.js";
-import { Uploads, uploadSettings } from "../lib/knowledge/uploads.js";
-import { createdKeys } from "../lib/knowledge/uploads-events.js";
+import { Sources } from "../lib/knowledge/sources/sources.js";
+import { createdKeys } from "../lib/knowledge/uploads/events.js";
+import { Uploads, uploadSettings } from "../lib/knowledge/uploads/uploads.js";
 import { logger } from "../lib/log.js";
 import { createStores } from "../lib/store/clients.js";
 import { recordHandler, UploadEvent } from "../lib/store/queue.js";

@@ -1,8 +1,8 @@
 import type { ScheduledHandler } from "aws-lambda";
 import { loadConfig } from "../lib/config.js";
-import { Sources } from "../lib/knowledge/sources.js";
-import { Uploads, uploadSettings } from "../lib/knowledge/uploads.js";
-import { failStalledSources } from "../lib/knowledge/watchdog.js";
+import { Sources } from "../lib/knowledge/sources/sources.js";
+import { failStalledSources } from "../lib/knowledge/sources/watchdog.js";
+import { Uploads, uploadSettings } from "../lib/knowledge/uploads/uploads.js";
 import { logger } from "../lib/log.js";
 import { createStores } from "../lib/store/clients.js";
 

@@ -1,6 +1,6 @@
 import type { LocalRuntime } from "../../infra/local/runtime.js";
-import type { Retriever } from "../../lib/knowledge/retrieval.js";
-import type { Sources } from "../../lib/knowledge/sources.js";
+import type { Retriever } from "../../lib/knowledge/retrieval/retrieval.js";
+import type { Sources } from "../../lib/knowledge/sources/sources.js";
 import type { Workspace } from "../core/figure.js";
 import type { LoadJob } from "../core/load.js";
 

@@ -10,7 +10,7 @@ import {
 } from "../../functions/manifest.js";
 import { bundleAll, bundleFunction } from "../../infra/aws/bundle.js";
 import { newId } from "../../lib/ids.js";
-import { Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
+import { Sources, sourceBlobPrefix } from "../../lib/knowledge/sources/sources.js";
 import type { CheckMessage, CrawlMessage } from "../../lib/store/queue.js";
 import { Corpus } from "../core/corpus.js";
 import type { BenchContext, Workspace } from "../core/figure.js";
@@ -41,7 +41,7 @@ const corpus = new Corpus(11);
 
 /**
  * An S3 `ObjectCreated` notification as the bucket sends it to the uploads queue (the shape
- * `createdKeys` in lib/knowledge/uploads-events.ts reads), for the presigned-upload key of `id`.
+ * `createdKeys` in lib/knowledge/uploads/events.ts reads), for the presigned-upload key of `id`.
  */
 function uploadNotification(workspaceId: string, id: string): string {
   const key = `${sourceBlobPrefix(workspaceId, id)}upload`;

@@ -1,4 +1,4 @@
-import type { PublicCrawl } from "../../lib/knowledge/crawl.js";
+import type { PublicCrawl } from "../../lib/knowledge/crawl/crawls.js";
 import { PAGE_KINDS } from "../../lib/web/content-type.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { DEFAULT_EXTRACT_LIMITS } from "../../lib/web/page.js";

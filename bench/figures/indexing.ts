@@ -1,7 +1,7 @@
 import { loadConfig, MAX_RECEIVE_COUNT } from "../../lib/config.js";
-import { type ChunkingOptions, chunkText } from "../../lib/knowledge/chunking.js";
-import { Indexer, textLoader } from "../../lib/knowledge/indexer.js";
-import { Sources } from "../../lib/knowledge/sources.js";
+import { type ChunkingOptions, chunkText } from "../../lib/knowledge/indexing/chunking.js";
+import { Indexer, textLoader } from "../../lib/knowledge/indexing/indexer.js";
+import { Sources } from "../../lib/knowledge/sources/sources.js";
 import { createSearchIndex } from "../../lib/search/config.js";
 import type { IndexMessage } from "../../lib/store/queue.js";
 import { Corpus } from "../core/corpus.js";

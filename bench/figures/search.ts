@@ -1,10 +1,10 @@
 import { mapLimit } from "../../lib/async.js";
 import { loadConfig } from "../../lib/config.js";
-import { embedChunks } from "../../lib/knowledge/embeddings.js";
-import type { StoredChunks } from "../../lib/knowledge/indexer.js";
-import { LiveSources } from "../../lib/knowledge/live-sources.js";
-import { migrateWorkspace } from "../../lib/knowledge/migrate-index.js";
-import { IndexRetriever, type Retriever } from "../../lib/knowledge/retrieval.js";
+import { embedChunks } from "../../lib/knowledge/indexing/embeddings.js";
+import type { StoredChunks } from "../../lib/knowledge/indexing/indexer.js";
+import { migrateWorkspace } from "../../lib/knowledge/indexing/migrate-index.js";
+import { LiveSources } from "../../lib/knowledge/retrieval/live-sources.js";
+import { IndexRetriever, type Retriever } from "../../lib/knowledge/retrieval/retrieval.js";
 import type { Embedder } from "../../lib/llm/embeddings.js";
 import { createLlm } from "../../lib/llm/provider.js";
 import { loadLlmSettings } from "../../lib/llm/settings.js";

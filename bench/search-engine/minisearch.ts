@@ -3,7 +3,7 @@ import { tokenize } from "../../lib/search/index.js";
 
 /**
  * The peer candidate: today's in-memory BM25 index (MiniSearch, configured as
- * `lib/knowledge/retrieval.ts` configures it), persisted as one JSON snapshot that a fresh process
+ * the retired in-memory retriever configured it), persisted as one JSON snapshot that a fresh process
  * downloads and loads (`MiniSearch.loadJSON`) instead of rebuilding it from every chunk set.
  */
 

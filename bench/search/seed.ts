@@ -1,8 +1,12 @@
 import { mapLimit } from "../../lib/async.js";
 import { newId } from "../../lib/ids.js";
-import type { Chunk } from "../../lib/knowledge/chunking.js";
-import type { StoredChunks } from "../../lib/knowledge/indexer.js";
-import { newSourceItem, type SourceItem, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
+import type { Chunk } from "../../lib/knowledge/indexing/chunking.js";
+import type { StoredChunks } from "../../lib/knowledge/indexing/indexer.js";
+import {
+  newSourceItem,
+  type SourceItem,
+  sourceBlobPrefix,
+} from "../../lib/knowledge/sources/sources.js";
 import type { Stores } from "../../lib/store/clients.js";
 import type { Corpus } from "../core/corpus.js";
 

@@ -3,7 +3,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { KeyStore } from "../../lib/auth/keys.js";
-import { migrateWorkspace } from "../../lib/knowledge/migrate-index.js";
+import { migrateWorkspace } from "../../lib/knowledge/indexing/migrate-index.js";
 import type { EmbeddingSpace } from "../../lib/llm/embeddings.js";
 import { loadLlmSettings } from "../../lib/llm/settings.js";
 import { DynamoWriterLock, SearchIndex, type SearchLocation } from "../../lib/search/index.js";

@@ -4,7 +4,7 @@ import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Construct } from "constructs";
 import { apiFunctions } from "../../functions/manifest.js";
 import { CONFIG_KEYS } from "../../lib/config.js";
-import { UPLOAD_NOTIFICATION_FILTER } from "../../lib/knowledge/uploads-files.js";
+import { UPLOAD_NOTIFICATION_FILTER } from "../../lib/knowledge/uploads/files.js";
 import { Api } from "./constructs/api.js";
 import { WorkQueues } from "./constructs/queues.js";
 import { Schedules } from "./constructs/schedules.js";

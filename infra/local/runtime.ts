@@ -13,7 +13,7 @@ import {
 } from "../../functions/manifest.js";
 import { KeyStore } from "../../lib/auth/keys.js";
 import { loadConfig, MAX_RECEIVE_COUNT } from "../../lib/config.js";
-import { UPLOAD_NOTIFICATION_FILTER } from "../../lib/knowledge/uploads-files.js";
+import { UPLOAD_NOTIFICATION_FILTER } from "../../lib/knowledge/uploads/files.js";
 import { createStores } from "../../lib/store/clients.js";
 import { ensureDefaultWorkspace } from "./bootstrap.js";
 import { ensureTable, startDynamo, startS3 } from "./emulators.js";

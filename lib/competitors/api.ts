@@ -1,5 +1,5 @@
 import { createModule } from "../http/app.js";
-import { checkedUrl } from "../knowledge/url-input.js";
+import { checkedUrl } from "../knowledge/sources/url-input.js";
 import type { Quotas } from "../limits/quotas.js";
 import type { CheckMessage, Queue } from "../store/queue.js";
 import type { Checker } from "./check.js";

@@ -1,4 +1,4 @@
-import type { Retriever, SearchResult } from "../knowledge/retrieval.js";
+import type { Retriever, SearchResult } from "../knowledge/retrieval/retrieval.js";
 import type { Quotas } from "../limits/quotas.js";
 import type { ChatMessage, LlmClient } from "../llm/client.js";
 import { llmUnavailable } from "../llm/errors.js";
@@ -138,7 +138,7 @@ export class GroundedChat {
     if (!this.deps.llm.available) throw llmUnavailable();
     const history = request.history ?? [];
     // A follow-up ("and for teams?") is searched together with the question before it, its own
-    // words first, since a query keeps only its first words (see knowledge/query.ts).
+    // words first, since a query keeps only its first words (see lib/search/terms.ts).
     const previous = history.findLast((turn) => turn.role === "user")?.content;
     const query = previous ? `${request.message}\n${previous}` : request.message;
     const [brand, results] = await Promise.all([

@@ -1,4 +1,4 @@
-import type { SearchResult } from "../knowledge/retrieval.js";
+import type { SearchResult } from "../knowledge/retrieval/retrieval.js";
 
 export interface Citation {
   source_id: string;

@@ -1,6 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import { DomainError } from "../errors.js";
-import type { Retriever, SearchResult } from "../knowledge/retrieval.js";
+import type { Retriever, SearchResult } from "../knowledge/retrieval/retrieval.js";
 import type { Quotas } from "../limits/quotas.js";
 import type { LlmClient } from "../llm/client.js";
 import { llmUnavailable } from "../llm/errors.js";

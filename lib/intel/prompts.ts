@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { SearchResult } from "../knowledge/retrieval.js";
+import type { SearchResult } from "../knowledge/retrieval/retrieval.js";
 import type { BrandProfile } from "./brand.js";
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Indexer, textLoader } from "../../lib/knowledge/indexer.js";
-import type { IndexRetriever, SearchResult } from "../../lib/knowledge/retrieval.js";
-import type { Sources } from "../../lib/knowledge/sources.js";
+import { type Indexer, textLoader } from "../../lib/knowledge/indexing/indexer.js";
+import type { IndexRetriever, SearchResult } from "../../lib/knowledge/retrieval/retrieval.js";
+import type { Sources } from "../../lib/knowledge/sources/sources.js";
 import type { IndexMessage } from "../../lib/store/queue.js";
 import { indexerOn, retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import { vocabulary } from "./attacks.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chunkText } from "../../lib/knowledge/chunking.js";
+import { chunkText } from "../../lib/knowledge/indexing/chunking.js";
 import { TEXT_ATTACKS } from "./attacks.js";
 
 /**

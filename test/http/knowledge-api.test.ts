@@ -1,10 +1,14 @@
 import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
-import { knowledgeApi } from "../../lib/knowledge/api.js";
-import { type ContentLoader, type Indexer, textLoader } from "../../lib/knowledge/indexer.js";
-import type { SearchResult } from "../../lib/knowledge/retrieval.js";
-import type { SourceItem, Sources, SourceType } from "../../lib/knowledge/sources.js";
+import {
+  type ContentLoader,
+  type Indexer,
+  textLoader,
+} from "../../lib/knowledge/indexing/indexer.js";
+import type { SearchResult } from "../../lib/knowledge/retrieval/retrieval.js";
+import { knowledgeApi } from "../../lib/knowledge/sources/api.js";
+import type { SourceItem, Sources, SourceType } from "../../lib/knowledge/sources/sources.js";
 import { MAX_QUERY_LENGTH } from "../../lib/search/terms.js";
 import type { IndexMessage } from "../../lib/store/queue.js";
 import {

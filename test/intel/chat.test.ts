@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { NOTHING_FOUND } from "../../lib/intel/chat.js";
-import type { SourceItem } from "../../lib/knowledge/sources.js";
+import type { SourceItem } from "../../lib/knowledge/sources/sources.js";
 import { type Intel, readEvents, startIntel, type Workspace } from "./setup.js";
 
 let intel: Intel;

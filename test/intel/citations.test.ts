@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CitationMarkers, citationsFor, supportingQuote } from "../../lib/intel/citations.js";
-import type { SearchResult } from "../../lib/knowledge/retrieval.js";
+import type { SearchResult } from "../../lib/knowledge/retrieval/retrieval.js";
 
 /** Feeds text to the markers in pieces of `size` characters, as a stream would. */
 function streamed(markers: CitationMarkers, text: string, size: number): string {

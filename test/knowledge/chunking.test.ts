@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chunkText, normalizeText, PAGE_BREAK } from "../../lib/knowledge/chunking.js";
+import { chunkText, normalizeText, PAGE_BREAK } from "../../lib/knowledge/indexing/chunking.js";
 import { tokenize } from "../../lib/search/terms.js";
 
 const sentence = (i: number) => `Sentence number ${i} talks about product marketing.`;

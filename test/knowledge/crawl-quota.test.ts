@@ -1,11 +1,11 @@
 import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
-import { Crawls } from "../../lib/knowledge/crawl.js";
-import { crawlApi } from "../../lib/knowledge/crawl-api.js";
-import type { CrawlItem } from "../../lib/knowledge/crawl-store.js";
-import { Crawler } from "../../lib/knowledge/crawler.js";
-import { Sources } from "../../lib/knowledge/sources.js";
+import { crawlApi } from "../../lib/knowledge/crawl/api.js";
+import { Crawler } from "../../lib/knowledge/crawl/crawler.js";
+import { Crawls } from "../../lib/knowledge/crawl/crawls.js";
+import type { CrawlItem } from "../../lib/knowledge/crawl/store.js";
+import { Sources } from "../../lib/knowledge/sources/sources.js";
 import { Quotas } from "../../lib/limits/quotas.js";
 import { wsKey } from "../../lib/store/table.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CrawlScope, pathPattern, seedFolder } from "../../lib/knowledge/crawl-scope.js";
+import { CrawlScope, pathPattern, seedFolder } from "../../lib/knowledge/crawl/scope.js";
 
 const settings = {
   seedUrl: "https://www.example.com/docs",

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Crawls } from "../../lib/knowledge/crawl.js";
+import { Crawls } from "../../lib/knowledge/crawl/crawls.js";
 import {
   type CrawlItem,
   type CrawlPageItem,
@@ -7,7 +7,7 @@ import {
   type Discovery,
   maxDiscovered,
   type PageOutcome,
-} from "../../lib/knowledge/crawl-store.js";
+} from "../../lib/knowledge/crawl/store.js";
 import { type QuotaCharge, Quotas } from "../../lib/limits/quotas.js";
 import { type Item, Table, wsKey } from "../../lib/store/table.js";
 import { startAws, type TestAws } from "../support/aws.js";

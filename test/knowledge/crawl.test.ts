@@ -3,12 +3,12 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { SQSRecord } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { SqsHandler } from "../../infra/local/queues.js";
-import { Crawls } from "../../lib/knowledge/crawl.js";
-import type { CrawlItem, CrawlPageItem } from "../../lib/knowledge/crawl-store.js";
-import { Crawler } from "../../lib/knowledge/crawler.js";
-import { Indexer } from "../../lib/knowledge/indexer.js";
-import type { SourceItem, Sources } from "../../lib/knowledge/sources.js";
-import { urlLoader } from "../../lib/knowledge/url-loader.js";
+import { Crawler } from "../../lib/knowledge/crawl/crawler.js";
+import { Crawls } from "../../lib/knowledge/crawl/crawls.js";
+import type { CrawlItem, CrawlPageItem } from "../../lib/knowledge/crawl/store.js";
+import { Indexer } from "../../lib/knowledge/indexing/indexer.js";
+import { urlLoader } from "../../lib/knowledge/indexing/url-loader.js";
+import type { SourceItem, Sources } from "../../lib/knowledge/sources/sources.js";
 import { CrawlMessage, type IndexMessage, recordHandler } from "../../lib/store/queue.js";
 import { wsKey } from "../../lib/store/table.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";

@@ -1,14 +1,18 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Chunk } from "../../lib/knowledge/chunking.js";
+import type { Chunk } from "../../lib/knowledge/indexing/chunking.js";
 import {
   decodeVectors,
   embedChunks,
   encodeVectors,
   vectorsKey,
-} from "../../lib/knowledge/embeddings.js";
-import { type Indexer, type StoredChunks, textLoader } from "../../lib/knowledge/indexer.js";
-import type { SearchResult } from "../../lib/knowledge/retrieval.js";
-import type { SourceItem, Sources } from "../../lib/knowledge/sources.js";
+} from "../../lib/knowledge/indexing/embeddings.js";
+import {
+  type Indexer,
+  type StoredChunks,
+  textLoader,
+} from "../../lib/knowledge/indexing/indexer.js";
+import type { SearchResult } from "../../lib/knowledge/retrieval/retrieval.js";
+import type { SourceItem, Sources } from "../../lib/knowledge/sources/sources.js";
 import type { Embedder } from "../../lib/llm/embeddings.js";
 import type { Delivery, IndexMessage } from "../../lib/store/queue.js";
 import { llmFor } from "../llm/helpers.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { textLoader } from "../../lib/knowledge/indexer.js";
-import type { IndexRetriever } from "../../lib/knowledge/retrieval.js";
+import { textLoader } from "../../lib/knowledge/indexing/indexer.js";
+import type { IndexRetriever } from "../../lib/knowledge/retrieval/retrieval.js";
 import { MAX_QUERY_TERMS, queryTerms } from "../../lib/search/terms.js";
 import type { IndexMessage } from "../../lib/store/queue.js";
 import { indexerOn, retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createdKeys } from "../../lib/knowledge/uploads-events.js";
+import { createdKeys } from "../../lib/knowledge/uploads/events.js";
 import { parseMessage, UploadEvent } from "../../lib/store/queue.js";
 
 /** The created keys of an uploads-queue message body, read as the worker reads it. */

@@ -1,10 +1,10 @@
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fileLoader } from "../../lib/knowledge/file-loader.js";
-import type { Indexer, IndexOutcome } from "../../lib/knowledge/indexer.js";
-import type { IndexRetriever } from "../../lib/knowledge/retrieval.js";
-import { type Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
-import { createFileSource, MULTIPART_MAX_BYTES } from "../../lib/knowledge/uploads-multipart.js";
+import { fileLoader } from "../../lib/knowledge/indexing/file-loader.js";
+import type { Indexer, IndexOutcome } from "../../lib/knowledge/indexing/indexer.js";
+import type { IndexRetriever } from "../../lib/knowledge/retrieval/retrieval.js";
+import { type Sources, sourceBlobPrefix } from "../../lib/knowledge/sources/sources.js";
+import { createFileSource, MULTIPART_MAX_BYTES } from "../../lib/knowledge/uploads/multipart.js";
 import type { Delivery, IndexMessage } from "../../lib/store/queue.js";
 import {
   docxBytes,

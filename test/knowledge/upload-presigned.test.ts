@@ -13,13 +13,17 @@ import { LocalQueues, type SqsHandler } from "../../infra/local/queues.js";
 import { KeyStore } from "../../lib/auth/keys.js";
 import { createServiceApp } from "../../lib/http/app.js";
 import { bearerAuth } from "../../lib/http/auth.js";
-import { fileLoader } from "../../lib/knowledge/file-loader.js";
-import { Indexer } from "../../lib/knowledge/indexer.js";
-import { LiveSources } from "../../lib/knowledge/live-sources.js";
-import { IndexRetriever } from "../../lib/knowledge/retrieval.js";
-import { Sources } from "../../lib/knowledge/sources.js";
-import { type PendingUpload, type UploadSettings, Uploads } from "../../lib/knowledge/uploads.js";
-import { uploadsApi } from "../../lib/knowledge/uploads-api.js";
+import { fileLoader } from "../../lib/knowledge/indexing/file-loader.js";
+import { Indexer } from "../../lib/knowledge/indexing/indexer.js";
+import { LiveSources } from "../../lib/knowledge/retrieval/live-sources.js";
+import { IndexRetriever } from "../../lib/knowledge/retrieval/retrieval.js";
+import { Sources } from "../../lib/knowledge/sources/sources.js";
+import { uploadsApi } from "../../lib/knowledge/uploads/api.js";
+import {
+  type PendingUpload,
+  type UploadSettings,
+  Uploads,
+} from "../../lib/knowledge/uploads/uploads.js";
 import { DynamoWriterLock, SearchIndex } from "../../lib/search/index.js";
 import { Blobs } from "../../lib/store/blobs.js";
 import { type IndexMessage, Queue } from "../../lib/store/queue.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Indexer, type StoredChunks } from "../../lib/knowledge/indexer.js";
-import { type SourceItem, Sources, sourceBlobPrefix } from "../../lib/knowledge/sources.js";
-import { urlLoader } from "../../lib/knowledge/url-loader.js";
+import { Indexer, type StoredChunks } from "../../lib/knowledge/indexing/indexer.js";
+import { urlLoader } from "../../lib/knowledge/indexing/url-loader.js";
+import { type SourceItem, Sources, sourceBlobPrefix } from "../../lib/knowledge/sources/sources.js";
 import { wsKey } from "../../lib/store/table.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { startAws, type TestAws } from "../support/aws.js";

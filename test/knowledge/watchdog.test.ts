@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { Indexer, textLoader } from "../../lib/knowledge/indexer.js";
-import { type SourceItem, Sources } from "../../lib/knowledge/sources.js";
-import { failStalledSources } from "../../lib/knowledge/watchdog.js";
+import { Indexer, textLoader } from "../../lib/knowledge/indexing/indexer.js";
+import { type SourceItem, Sources } from "../../lib/knowledge/sources/sources.js";
+import { failStalledSources } from "../../lib/knowledge/sources/watchdog.js";
 import type { IndexMessage } from "../../lib/store/queue.js";
 import { startAws, type TestAws } from "../support/aws.js";
 

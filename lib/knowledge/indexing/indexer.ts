@@ -1,18 +1,10 @@
 import { createHash } from "node:crypto";
-import type { Embedder, EmbeddingSpace } from "../llm/embeddings.js";
-import { logger } from "../log.js";
-import type { SearchIndex, SourceDocument } from "../search/index.js";
-import type { Blobs } from "../store/blobs.js";
-import type { Delivery, IndexMessage } from "../store/queue.js";
-import type { Condition, Table } from "../store/table.js";
-import {
-  type Chunk,
-  type ChunkingOptions,
-  chunkDocument,
-  normalizeDocument,
-  PAGE_BREAK,
-} from "./chunking.js";
-import { embedChunks, indexSpace } from "./embeddings.js";
+import type { Embedder, EmbeddingSpace } from "../../llm/embeddings.js";
+import { logger } from "../../log.js";
+import type { SearchIndex, SourceDocument } from "../../search/index.js";
+import type { Blobs } from "../../store/blobs.js";
+import type { Delivery, IndexMessage } from "../../store/queue.js";
+import type { Condition, Table } from "../../store/table.js";
 import {
   bumpLiveSources,
   INDEXING_MARKER,
@@ -22,7 +14,15 @@ import {
   type SourceType,
   sourceBlobPrefix,
   sourceKey,
-} from "./sources.js";
+} from "../sources/sources.js";
+import {
+  type Chunk,
+  type ChunkingOptions,
+  chunkDocument,
+  normalizeDocument,
+  PAGE_BREAK,
+} from "./chunking.js";
+import { embedChunks, indexSpace } from "./embeddings.js";
 
 /** A failure that retrying cannot fix: the source is marked `failed` with this code and message. */
 export class IndexingError extends Error {

@@ -1,8 +1,9 @@
-import { conflict, DomainError } from "../errors.js";
-import { createModule } from "../http/app.js";
-import type { Quotas } from "../limits/quotas.js";
-import type { Blobs } from "../store/blobs.js";
-import type { Retriever } from "./retrieval.js";
+import { conflict, DomainError } from "../../errors.js";
+import { createModule } from "../../http/app.js";
+import type { Quotas } from "../../limits/quotas.js";
+import type { Blobs } from "../../store/blobs.js";
+import type { Retriever } from "../retrieval/retrieval.js";
+import { createFileSource } from "../uploads/multipart.js";
 import {
   createSource,
   deleteSource,
@@ -13,7 +14,6 @@ import {
   searchKnowledge,
 } from "./routes.js";
 import { type Sources, toPublic } from "./sources.js";
-import { createFileSource } from "./uploads-multipart.js";
 import { checkedUrl } from "./url-input.js";
 
 export interface KnowledgeApiDeps {

@@ -1,12 +1,12 @@
-import { DomainError, invalid } from "../errors.js";
-import { megabytes } from "../files/limits.js";
+import { DomainError, invalid } from "../../errors.js";
+import { megabytes } from "../../files/limits.js";
 import {
   ACCEPTED_CONTENT_TYPES,
   ACCEPTED_EXTENSIONS,
   declaredType,
   type FileKind,
-} from "../files/types.js";
-import { sourceBlobPrefix } from "./sources.js";
+} from "../../files/types.js";
+import { sourceBlobPrefix } from "../sources/sources.js";
 
 /**
  * Where a file source's original lives, by how it came: `upload` for the presigned flow (the

@@ -1,8 +1,8 @@
-import { createModule } from "../http/app.js";
-import type { Quotas } from "../limits/quotas.js";
-import { type Crawls, toPublicCrawl, toPublicPage } from "./crawl.js";
-import { cancelCrawl, getCrawl, listCrawlPages, startCrawl } from "./crawl-routes.js";
-import { checkedUrl } from "./url-input.js";
+import { createModule } from "../../http/app.js";
+import type { Quotas } from "../../limits/quotas.js";
+import { checkedUrl } from "../sources/url-input.js";
+import { type Crawls, toPublicCrawl, toPublicPage } from "./crawls.js";
+import { cancelCrawl, getCrawl, listCrawlPages, startCrawl } from "./routes.js";
 
 export interface CrawlApiDeps {
   crawls: Crawls;

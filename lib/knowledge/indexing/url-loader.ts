@@ -1,9 +1,9 @@
-import type { Blobs } from "../store/blobs.js";
-import { type ContentKind, decodeText } from "../web/content-type.js";
-import { FetchError } from "../web/errors.js";
-import { extractPage } from "../web/extract.js";
-import type { SafeFetcher } from "../web/fetch.js";
-import { ExtractionError, type ExtractLimits } from "../web/page.js";
+import type { Blobs } from "../../store/blobs.js";
+import { type ContentKind, decodeText } from "../../web/content-type.js";
+import { FetchError } from "../../web/errors.js";
+import { extractPage } from "../../web/extract.js";
+import type { SafeFetcher } from "../../web/fetch.js";
+import { ExtractionError, type ExtractLimits } from "../../web/page.js";
 import { type ContentLoader, IndexingError } from "./indexer.js";
 
 /** What a URL source can be read from until the document parsers take PDF, DOCX and CSV too. */

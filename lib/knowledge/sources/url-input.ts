@@ -1,6 +1,6 @@
-import { invalid } from "../errors.js";
-import { FetchError } from "../web/errors.js";
-import { canonicalUrl, checkUrl } from "../web/url.js";
+import { invalid } from "../../errors.js";
+import { FetchError } from "../../web/errors.js";
+import { canonicalUrl, checkUrl } from "../../web/url.js";
 
 /**
  * A URL from a request body, canonicalised. What can be refused without fetching it (scheme,

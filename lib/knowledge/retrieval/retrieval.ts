@@ -1,9 +1,9 @@
-import type { Embedder } from "../llm/embeddings.js";
-import { logger } from "../log.js";
-import type { SearchIndex } from "../search/index.js";
-import { indexSpace } from "./embeddings.js";
+import type { Embedder } from "../../llm/embeddings.js";
+import { logger } from "../../log.js";
+import type { SearchIndex } from "../../search/index.js";
+import { indexSpace } from "../indexing/embeddings.js";
+import type { SourceType } from "../sources/sources.js";
 import type { LiveSources } from "./live-sources.js";
-import type { SourceType } from "./sources.js";
 
 export interface SearchResult {
   source_id: string;

@@ -1,8 +1,8 @@
-import { conflict, notFound, serviceUnavailable } from "../errors.js";
-import { isId, newId } from "../ids.js";
-import type { QuotaCharge } from "../limits/quotas.js";
-import type { Page } from "../store/table.js";
-import { wsKey } from "../store/table.js";
+import { conflict, notFound, serviceUnavailable } from "../../errors.js";
+import { isId, newId } from "../../ids.js";
+import type { QuotaCharge } from "../../limits/quotas.js";
+import type { Page } from "../../store/table.js";
+import { wsKey } from "../../store/table.js";
 import {
   type CrawlItem,
   type CrawlPageItem,
@@ -11,7 +11,7 @@ import {
   type CrawlStoreDeps,
   crawlKey,
   type PageStatus,
-} from "./crawl-store.js";
+} from "./store.js";
 
 /** Seconds between watchdog checks of a running crawl. */
 export const DEFAULT_WATCH_SECONDS = 300;

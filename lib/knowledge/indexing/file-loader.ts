@@ -1,9 +1,9 @@
-import { ParseError } from "../files/errors.js";
-import { DEFAULT_PARSE_LIMITS, megabytes } from "../files/limits.js";
-import { type ParseOptions, parseFile } from "../files/parse.js";
-import type { Blobs } from "../store/blobs.js";
-import { extractPage } from "../web/extract.js";
-import { ExtractionError } from "../web/page.js";
+import { ParseError } from "../../files/errors.js";
+import { DEFAULT_PARSE_LIMITS, megabytes } from "../../files/limits.js";
+import { type ParseOptions, parseFile } from "../../files/parse.js";
+import type { Blobs } from "../../store/blobs.js";
+import { extractPage } from "../../web/extract.js";
+import { ExtractionError } from "../../web/page.js";
 import { type ContentLoader, IndexingError } from "./indexer.js";
 
 /** HTML files go through the same extractor as web pages; its refusals become parse errors. */

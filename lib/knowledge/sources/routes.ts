@@ -6,9 +6,9 @@ import {
   jsonBody,
   jsonResponse,
   limitParam,
-} from "../http/schemas.js";
-import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from "../search/terms.js";
-import { SOURCE_STATUSES, SOURCE_TYPES } from "./source-fields.js";
+} from "../../http/schemas.js";
+import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from "../../search/terms.js";
+import { SOURCE_STATUSES, SOURCE_TYPES } from "./fields.js";
 
 export const SourceSchema = z
   .object({

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { commonErrors, jsonBody, jsonResponse } from "../http/schemas.js";
+import { commonErrors, jsonBody, jsonResponse } from "../../http/schemas.js";
 
 export const CreateUploadBody = z
   .strictObject({

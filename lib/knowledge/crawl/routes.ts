@@ -6,8 +6,8 @@ import {
   jsonBody,
   jsonResponse,
   limitParam,
-} from "../http/schemas.js";
-import { MAX_URL_LENGTH } from "../web/url.js";
+} from "../../http/schemas.js";
+import { MAX_URL_LENGTH } from "../../web/url.js";
 
 const DEFAULT_MAX_PAGES = 100;
 const MAX_PAGES_LIMIT = 1000;

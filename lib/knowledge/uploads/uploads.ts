@@ -1,15 +1,15 @@
-import { mapLimit } from "../async.js";
-import type { Config } from "../config.js";
-import { conflict, DomainError } from "../errors.js";
-import { mediaType } from "../files/types.js";
-import { newId } from "../ids.js";
-import { type QuotaCharge, refundUnused } from "../limits/quotas.js";
-import { logger } from "../log.js";
-import type { Blobs, StoredObject } from "../store/blobs.js";
-import { TABLE_INDEXES } from "../store/schema.js";
-import { type Table, wsKey } from "../store/table.js";
-import { newSourceItem, type SourceItem, type Sources, sourceKey } from "./sources.js";
-import { acceptFile, parsePresignedKey, presignedFileKey, storedFileKey } from "./uploads-files.js";
+import { mapLimit } from "../../async.js";
+import type { Config } from "../../config.js";
+import { conflict, DomainError } from "../../errors.js";
+import { mediaType } from "../../files/types.js";
+import { newId } from "../../ids.js";
+import { type QuotaCharge, refundUnused } from "../../limits/quotas.js";
+import { logger } from "../../log.js";
+import type { Blobs, StoredObject } from "../../store/blobs.js";
+import { TABLE_INDEXES } from "../../store/schema.js";
+import { type Table, wsKey } from "../../store/table.js";
+import { newSourceItem, type SourceItem, type Sources, sourceKey } from "../sources/sources.js";
+import { acceptFile, parsePresignedKey, presignedFileKey, storedFileKey } from "./files.js";
 
 /**
  * Presigned uploads: a file source is recorded as `awaiting_upload` with a presigned POST whose

@@ -1,20 +1,21 @@
 import { createHash } from "node:crypto";
-import { mapLimit } from "../async.js";
-import { isDomainError } from "../errors.js";
-import { logger } from "../log.js";
-import type { Blobs } from "../store/blobs.js";
-import type { CrawlMessage, Delivery, PageMessage, Queue } from "../store/queue.js";
-import type { Table } from "../store/table.js";
-import { decodeText, PAGE_KINDS } from "../web/content-type.js";
-import { FetchError } from "../web/errors.js";
-import { extractPage } from "../web/extract.js";
-import type { FetchResult, SafeFetcher } from "../web/fetch.js";
-import { type ExtractedPage, ExtractionError } from "../web/page.js";
-import type { RobotsRules } from "../web/robots.js";
-import type { PoliteSession } from "../web/session.js";
-import { readSitemaps } from "../web/sitemap.js";
-import { canonicalUrl } from "../web/url.js";
-import { CrawlScope } from "./crawl-scope.js";
+import { mapLimit } from "../../async.js";
+import { isDomainError } from "../../errors.js";
+import { logger } from "../../log.js";
+import type { Blobs } from "../../store/blobs.js";
+import type { CrawlMessage, Delivery, PageMessage, Queue } from "../../store/queue.js";
+import type { Table } from "../../store/table.js";
+import { decodeText, PAGE_KINDS } from "../../web/content-type.js";
+import { FetchError } from "../../web/errors.js";
+import { extractPage } from "../../web/extract.js";
+import type { FetchResult, SafeFetcher } from "../../web/fetch.js";
+import { type ExtractedPage, ExtractionError } from "../../web/page.js";
+import type { RobotsRules } from "../../web/robots.js";
+import type { PoliteSession } from "../../web/session.js";
+import { readSitemaps } from "../../web/sitemap.js";
+import { canonicalUrl } from "../../web/url.js";
+import { type Sources, sourceBlobPrefix } from "../sources/sources.js";
+import { CrawlScope } from "./scope.js";
 import {
   type CrawlItem,
   type CrawlPageItem,
@@ -23,8 +24,7 @@ import {
   maxDiscovered,
   type PageOutcome,
   type SkipReason,
-} from "./crawl-store.js";
-import { type Sources, sourceBlobPrefix } from "./sources.js";
+} from "./store.js";
 
 /**
  * The crawl worker's logic: one page per message. A page is fetched (politely, robots.txt

@@ -1,6 +1,6 @@
 import { LRUCache } from "lru-cache";
-import { type Item, type Table, wsKey } from "../store/table.js";
-import { GENERATION_SK, SOURCE_PREFIX, type SourceItem } from "./sources.js";
+import { type Item, type Table, wsKey } from "../../store/table.js";
+import { GENERATION_SK, SOURCE_PREFIX, type SourceItem } from "../sources/sources.js";
 
 const FIELDS = ["id", "status", "enabled", "name", "source_url_or_path"];
 

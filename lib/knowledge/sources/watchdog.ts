@@ -1,5 +1,5 @@
-import type { Table } from "../store/table.js";
-import { failSource } from "./indexer.js";
+import type { Table } from "../../store/table.js";
+import { failSource } from "../indexing/indexer.js";
 import { INDEXING_PARTITION, LAST_ATTEMPT_PARTITION, type SourceItem } from "./sources.js";
 
 /**

@@ -1,7 +1,7 @@
-import { createModule } from "../http/app.js";
-import type { Quotas } from "../limits/quotas.js";
+import { createModule } from "../../http/app.js";
+import type { Quotas } from "../../limits/quotas.js";
+import { createUpload } from "./routes.js";
 import type { Uploads } from "./uploads.js";
-import { createUpload } from "./uploads-routes.js";
 
 /** `POST /api/knowledge/uploads`: presigned uploads for large files. */
 export function uploadsApi({ uploads, quotas }: { uploads: Uploads; quotas: Quotas }) {

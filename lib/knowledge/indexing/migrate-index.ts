@@ -1,10 +1,10 @@
-import type { EmbeddingSpace } from "../llm/embeddings.js";
-import type { SearchIndex, SourceDocument } from "../search/index.js";
-import type { Blobs } from "../store/blobs.js";
-import { type Table, wsKey } from "../store/table.js";
+import type { EmbeddingSpace } from "../../llm/embeddings.js";
+import type { SearchIndex, SourceDocument } from "../../search/index.js";
+import type { Blobs } from "../../store/blobs.js";
+import { type Table, wsKey } from "../../store/table.js";
+import { SOURCE_PREFIX, type SourceItem } from "../sources/sources.js";
 import { loadVectors, matrixRows } from "./embeddings.js";
 import { type StoredChunks, searchDocument } from "./indexer.js";
-import { SOURCE_PREFIX, type SourceItem } from "./sources.js";
 
 export interface MigrationDeps {
   table: Table;

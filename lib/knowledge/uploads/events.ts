@@ -1,4 +1,4 @@
-import type { UploadEvent } from "../store/queue.js";
+import type { UploadEvent } from "../../store/queue.js";
 
 /** Keys arrive URL-encoded, spaces as `+` (s3rver sends them raw, which decodes to itself here). */
 function decodeKey(key: string): string {

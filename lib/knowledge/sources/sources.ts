@@ -1,13 +1,13 @@
-import { conflict, notFound, serviceUnavailable } from "../errors.js";
-import { isId, newId } from "../ids.js";
-import { logger } from "../log.js";
-import type { Blobs, StoredObject } from "../store/blobs.js";
-import type { IndexMessage, Queue } from "../store/queue.js";
-import { type Item, type Page, type Table, wsKey } from "../store/table.js";
+import { conflict, notFound, serviceUnavailable } from "../../errors.js";
+import { isId, newId } from "../../ids.js";
+import { logger } from "../../log.js";
+import type { Blobs, StoredObject } from "../../store/blobs.js";
+import type { IndexMessage, Queue } from "../../store/queue.js";
+import { type Item, type Page, type Table, wsKey } from "../../store/table.js";
 
-import type { SourceStatus, SourceType } from "./source-fields.js";
+import type { SourceStatus, SourceType } from "./fields.js";
 
-export type { SourceStatus, SourceType } from "./source-fields.js";
+export type { SourceStatus, SourceType } from "./fields.js";
 
 /** A knowledge source as the API shows it (field names from the seed contract). */
 export interface KnowledgeSource {

@@ -1,6 +1,6 @@
-import type { Embedder, EmbeddingSpace } from "../llm/embeddings.js";
-import { spaceTag } from "../llm/embeddings.js";
-import type { Blobs } from "../store/blobs.js";
+import type { Embedder, EmbeddingSpace } from "../../llm/embeddings.js";
+import { spaceTag } from "../../llm/embeddings.js";
+import type { Blobs } from "../../store/blobs.js";
 import type { Chunk } from "./chunking.js";
 
 /**

@@ -1,7 +1,7 @@
-import { newId } from "../ids.js";
-import type { Blobs } from "../store/blobs.js";
-import type { SourceItem, Sources } from "./sources.js";
-import { acceptFile, storedFileKey } from "./uploads-files.js";
+import { newId } from "../../ids.js";
+import type { Blobs } from "../../store/blobs.js";
+import type { SourceItem, Sources } from "../sources/sources.js";
+import { acceptFile, storedFileKey } from "./files.js";
 
 /**
  * Largest file accepted in a multipart body (4 MiB). Through API Gateway a binary body reaches

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { mapLimit } from "../async.js";
-import { newId } from "../ids.js";
-import { type QuotaCharge, refundUnused } from "../limits/quotas.js";
-import type { CrawlMessage, Queue } from "../store/queue.js";
-import { type Item, type Page, type Table, wsKey } from "../store/table.js";
+import { mapLimit } from "../../async.js";
+import { newId } from "../../ids.js";
+import { type QuotaCharge, refundUnused } from "../../limits/quotas.js";
+import type { CrawlMessage, Queue } from "../../store/queue.js";
+import { type Item, type Page, type Table, wsKey } from "../../store/table.js";
 
 /**
  * The state of crawls in the table, all under the workspace's partition:
