@@ -22,8 +22,9 @@ import {
   chunkRows,
   chunkSchema,
   HEADING_TERMS,
-  isVectorsTable,
   type SourceDocument,
+  SPACES_TABLE,
+  spacesSchema,
   TEXT_TERMS,
   type VectorRow,
   vectorRows,
@@ -223,7 +224,8 @@ export class SearchIndex {
       const workspace = await this.workspace(workspaceId);
       const written = [await this.write(eng, workspace, CHUNKS_TABLE, chunks, sourceIds)];
       // Spaces that exist lose the sources' old vectors unless new ones are given; new spaces
-      // are created.
+      // are registered, then created.
+      await this.register(eng, workspace, [...bySpace.keys()]);
       for (const name of await this.spaces(workspace, bySpace.keys())) {
         written.push(await this.write(eng, workspace, name, bySpace.get(name) ?? [], sourceIds));
       }
@@ -364,9 +366,28 @@ export class SearchIndex {
       .filter((hit) => hit.score >= this.options.minSimilarity);
   }
 
-  /** The workspace's vector tables and the tables named. */
+  /** The workspace's vector tables, as its registry lists them, and the tables named. */
   private async spaces(workspace: OpenWorkspace, names: Iterable<string>): Promise<Set<string>> {
-    return new Set([...names, ...(await workspace.db.tableNames()).filter(isVectorsTable)]);
+    const registry = await workspace.table(SPACES_TABLE);
+    if (!registry) return new Set(names);
+    await registry.checkoutLatest();
+    const rows = (await registry.query().select(["table"]).toArray()) as Array<{ table: string }>;
+    return new Set([...names, ...rows.map((row) => row.table)]);
+  }
+
+  /** Records vector tables about to be written for the first time in the workspace's registry. */
+  private async register(eng: Engine, workspace: OpenWorkspace, names: string[]): Promise<void> {
+    const known = await this.spaces(workspace, []);
+    const fresh = names.filter((name) => !known.has(name)).map((table) => ({ table }));
+    if (fresh.length === 0) return;
+    const registry = await workspace.table(SPACES_TABLE);
+    if (registry) await registry.add(fresh);
+    else {
+      const created = await workspace.db.createTable(SPACES_TABLE, fresh, {
+        schema: spacesSchema(eng),
+      });
+      workspace.tables.set(SPACES_TABLE, Promise.resolve(created));
+    }
   }
 
   /**

@@ -45,7 +45,11 @@ export function vectorsTable(space: string): string {
   return `${VECTORS_PREFIX}${space}`;
 }
 
-export const isVectorsTable = (name: string) => name.startsWith(VECTORS_PREFIX);
+/**
+ * A workspace's vector tables, one row each: found by this registry, not by listing the store,
+ * because not every S3-compatible store answers the engine's listing (s3rver lists nothing).
+ */
+export const SPACES_TABLE = "spaces";
 
 /** The full-text indexes: the words of the text and of the heading, each its own index. */
 export const TEXT_TERMS = "terms";
@@ -121,6 +125,11 @@ export function chunkSchema({ arrow }: Engine) {
     new Field(TEXT_TERMS, new Utf8(), false),
     new Field(HEADING_TERMS, new Utf8(), false),
   ]);
+}
+
+export function spacesSchema({ arrow }: Engine) {
+  const { Field, Schema, Utf8 } = arrow;
+  return new Schema([new Field("table", new Utf8(), false)]);
 }
 
 export function vectorSchema({ arrow }: Engine, dimensions: number) {

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SearchHit, SearchIndex, SourceDocument } from "../../lib/search/index.js";
+import { engine, storageOptions } from "../../lib/search/engine.js";
+import type {
+  SearchHit,
+  SearchIndex,
+  SearchLocation,
+  SourceDocument,
+} from "../../lib/search/index.js";
 import { doc, indexOn, type SearchStores, seeded, startSearchStores } from "./support.js";
 
 let stores: SearchStores;
@@ -160,18 +166,58 @@ describe("hybrid search", () => {
       }),
     ).rejects.toThrow(/space/);
   });
+});
 
-  it("drops a source's vectors when it is reindexed without them (they embedded the old text)", async () => {
+describe.each([
+  ["on local disk", (s: SearchStores): SearchLocation => s.disk],
+  ["on the S3 emulator", (s: SearchStores): SearchLocation => s.s3],
+])("a source's vectors %s", (_where, locate) => {
+  it("go when it is reindexed without them (they embedded the old text), and when it is removed", async () => {
+    const index = indexOn(stores, locate(stores));
     const ws = "ws_stale";
-    await index.replaceSource(ws, {
-      ...doc("kb_a", ["old words"]),
-      vectors: { space: "v8", vectors: [axis(2)] },
+    const withVector = (id: string, i: number) => ({
+      ...doc(id, [`old words ${id}`]),
+      vectors: { space: "v8", vectors: [axis(i)] },
     });
+    await index.replaceSources(ws, [withVector("kb_a", 2), withVector("kb_b", 3)]);
     await index.replaceSource(ws, doc("kb_a", ["new words"]));
-    expect(await index.search(ws, { text: "", vector: axis(2), space: "v8", limit: 5 })).toEqual(
-      [],
+    const nearest = (i: number) =>
+      index.search(ws, { text: "", vector: axis(i), space: "v8", limit: 5 }).then(ids);
+    expect(await nearest(2)).toEqual([]);
+    expect(await nearest(3)).toEqual(["kb_b#0"]);
+    // A fresh instance (another process) knows the workspace's spaces from the store alone.
+    await indexOn(stores, locate(stores)).removeSource(ws, "kb_b");
+    expect(await nearest(3)).toEqual([]);
+  });
+
+  it("get an approximate index from a bulk load's optimize", async () => {
+    const index = indexOn(stores, locate(stores), { vectorIndexAfterRows: 300 });
+    const ws = "ws_bulk_vectors";
+    const random = seeded(5);
+    const vectors = Array.from({ length: 400 }, () => randomVector(random));
+    await index.replaceSources(
+      ws,
+      [
+        {
+          ...doc(
+            "kb_v",
+            vectors.map((_, i) => `bulk ${i}`),
+          ),
+          vectors: { space: "b8", vectors },
+        },
+      ],
+      { maintain: false },
     );
-    await index.removeSource(ws, "kb_a");
-    expect(await index.search(ws, { text: "words", limit: 5 })).toEqual([]);
+    await indexOn(stores, locate(stores), { vectorIndexAfterRows: 300 }).optimize(ws);
+    const { lance } = await engine();
+    const location = locate(stores);
+    const db = await lance.connect(`${location.uri}/${ws}`, {
+      ...(location.s3 ? { storageOptions: storageOptions(location.s3) } : {}),
+    });
+    const table = await db.openTable("vectors_b8");
+    expect(await table.indexStats("vector_idx")).toMatchObject({ indexType: "IVF_RQ" });
+    const target = vectors[123] as Float32Array;
+    const hits = await index.search(ws, { text: "", vector: target, space: "b8", limit: 1 });
+    expect(ids(hits)).toEqual(["kb_v#123"]);
   });
 });
