@@ -49,7 +49,7 @@ export const modules = {
   },
   quotas: {
     mutate: ["lib/limits/quotas.ts", "lib/limits/rate-limit.ts"],
-    testFiles: ["test/limits/*.test.ts", "test/http/limits.test.ts"],
+    testFiles: ["test/limits/*.test.ts"],
   },
 };
 

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { isDomainError } from "../../lib/errors.js";
 import {
   type ChargedItem,
   type QuotaCharge,
+  type QuotaKind,
   Quotas,
   refundUnused,
 } from "../../lib/limits/quotas.js";
@@ -103,6 +104,37 @@ describe("concurrent consumption of one quota", () => {
   });
 });
 
+describe("a refused consumption", () => {
+  it.each<[QuotaKind, string]>([
+    ["crawl_pages", "crawl pages"],
+    ["upload_bytes", "uploaded bytes"],
+    ["model_calls", "model calls"],
+    ["competitor_checks", "competitor checks"],
+  ])("names the %s quota, its limit, the amount asked and when it resets", async (kind, name) => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.UTC(2026, 2, 14, 23, 59, 30, 250));
+      const workspaceId = freshWorkspace();
+      await quotas.consume(workspaceId, kind, LIMIT - 10);
+      const refused = await quotas.consume(workspaceId, kind, 11).catch((e: unknown) => e);
+      expect(refused).toMatchObject({
+        code: "quota_exceeded",
+        message: `Daily quota of ${name} reached: ${LIMIT} per day, and this needs 11`,
+        details: { quota: kind, limit: LIMIT, requested: 11, resetsAt: "2026-03-15T00:00:00.000Z" },
+        retryAfterSeconds: 30,
+      });
+      // The day's counter goes away by itself a day after the quota resets.
+      const counter = await aws.table.get(wsKey(workspaceId), `QUOTA#2026-03-14#${kind}`);
+      expect(counter).toMatchObject({
+        used: LIMIT - 10,
+        expiresAt: Date.UTC(2026, 2, 16) / 1000,
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
 describe("refunds", () => {
   it("returns the unused part of a charge once, however often and concurrently it is asked", async () => {
     const workspaceId = freshWorkspace();
@@ -132,6 +164,27 @@ describe("refunds", () => {
     const stale = await chargedRecord(workspaceId, { ...charge, amount: 5 }, "stale");
     expect(await refundUnused(aws.table, stale, 5)).toBe(0);
     expect(await counter(workspaceId, charge)).toBe(0);
+  });
+
+  it("refunds a charge once even when the counter has room for a second refund", async () => {
+    const workspaceId = freshWorkspace();
+    await tryConsume(workspaceId, 50);
+    const charge = (await tryConsume(workspaceId, 30)) as QuotaCharge;
+    const record = await chargedRecord(workspaceId, charge, "twice");
+    expect(await refundUnused(aws.table, record, 20)).toBe(20);
+    expect(await refundUnused(aws.table, record, 20)).toBe(0);
+    expect(await counter(workspaceId, charge)).toBe(60);
+  });
+
+  it("keeps a charge refundable after asking to return nothing or less than nothing", async () => {
+    const workspaceId = freshWorkspace();
+    const charge = (await tryConsume(workspaceId, 30)) as QuotaCharge;
+    const record = await chargedRecord(workspaceId, charge, "later");
+    expect(await refundUnused(aws.table, record, 0)).toBe(0);
+    expect(await refundUnused(aws.table, record, -3)).toBe(0);
+    expect(await counter(workspaceId, charge)).toBe(30);
+    expect(await refundUnused(aws.table, record, 5)).toBe(5);
+    expect(await counter(workspaceId, charge)).toBe(25);
   });
 
   it("returns nothing for work without a charge or that used it all", async () => {
