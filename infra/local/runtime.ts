@@ -1,4 +1,5 @@
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { serve } from "@hono/node-server";
@@ -77,6 +78,9 @@ export const BUCKET_NAME = "kb-intel";
  */
 export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   const dir = (name: string) => (options.dataDir ? join(options.dataDir, name) : undefined);
+  const searchDir = options.dataDir
+    ? resolve(options.dataDir, "search")
+    : await mkdtemp(join(tmpdir(), "kb-search-"));
   const dynamo = await startDynamo(dir("dynamodb"));
   const queues = new LocalQueues({
     ...(options.dataDir ? { stateFile: join(options.dataDir, "queues.json") } : {}),
@@ -106,9 +110,9 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     TABLE_NAME,
     BUCKET_NAME,
     S3_FORCE_PATH_STYLE: "true",
-    // The search index on disk beside the rest of the data; without a data folder, in the S3
-    // emulator (as on AWS, where it lives in the bucket).
-    ...(options.dataDir ? { SEARCH_INDEX_URI: resolve(options.dataDir, "search") } : {}),
+    // The search index on disk beside the rest of the data (a temporary folder without one): the
+    // engine's commits on local disk are atomic, and far faster than through the S3 emulator.
+    SEARCH_INDEX_URI: searchDir,
     ...Object.fromEntries(QUEUES.map((queue) => [queueUrlVariable(queue), queues.create(queue)])),
   });
   await ensureTable(new DynamoDBClient({}), TABLE_NAME);
@@ -166,6 +170,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       if (stateFile) await rm(stateFile, { force: true });
       await queues.close();
       await Promise.all([dynamo.close(), s3.close()]);
+      if (!options.dataDir) await rm(searchDir, { recursive: true, force: true });
     },
   };
 }

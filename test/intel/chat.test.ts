@@ -87,7 +87,9 @@ describe("grounding", () => {
         text: `Data is encrypted at rest [${n("encrypted")}]. The Team plan is $99 a month [${n("$99")}, 9].`,
       };
     });
-    const res = await ask(acme, { message: "Is the Team plan secure and how much does it cost?" });
+    const res = await ask(acme, {
+      message: "Is our data encrypted, and how much does the Team plan cost?",
+    });
     const body = (await res.json()) as { answer: string; citations: unknown[] };
     expect(body.answer).toBe("Data is encrypted at rest [1]. The Team plan is $99 a month [2].");
     expect(body.citations).toEqual([

@@ -151,6 +151,19 @@ export class Indexer {
     }
   }
 
+  /**
+   * Our revision was replaced or the source deleted while we worked. Replaced: the newer
+   * revision's worker replaces whatever we wrote. Deleted: take back the rows and objects we
+   * wrote, so nothing outlives the source (its delete may have cleaned up before we wrote).
+   */
+  private async skipAfterWriting(source: SourceItem, prefix: string): Promise<IndexOutcome> {
+    if (!(await this.deps.table.get(source.pk, source.sk))) {
+      await this.deps.search.removeSource(source.workspaceId, source.id);
+      await this.deps.blobs.deletePrefix(prefix);
+    }
+    return "skipped";
+  }
+
   /** Whether the source still exists and still waits for this revision. */
   private async stillToIndex(source: SourceItem): Promise<boolean> {
     const current = await this.deps.table.get<SourceItem>(source.pk, source.sk);
@@ -194,7 +207,7 @@ export class Indexer {
       searchDocument(source, chunks, space && embedded && { space, vectors: embedded.vectors }),
       { precondition: () => this.stillToIndex(source) },
     );
-    if (!written) return "skipped";
+    if (!written) return this.skipAfterWriting(source, prefix);
 
     const done = await table.update<SourceItem>(
       source.pk,
@@ -211,14 +224,7 @@ export class Indexer {
       { expression: "revision = :rev", values: { ":rev": source.revision } },
       INDEXING_MARKER,
     );
-    if (!done) {
-      // Deleted while we worked: take back what we wrote, so nothing outlives the source.
-      if (!(await table.get(source.pk, source.sk))) {
-        await this.deps.search.removeSource(source.workspaceId, source.id);
-        await blobs.deletePrefix(prefix);
-      }
-      return "skipped";
-    }
+    if (!done) return this.skipAfterWriting(source, prefix);
     await bumpLiveSources(table, source.workspaceId);
     // A first revision has no earlier chunk sets to remove: two listings saved per new source.
     if (source.revision > 1 || source.chunks_key !== null) {
