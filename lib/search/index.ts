@@ -458,13 +458,13 @@ export class SearchIndex {
 
   /**
    * Rows written after an index was built are searched too, by a scan that costs about 7 ms per
-   * 1,000 rows on every search (100k-chunk table, 2 cores). Once `optimizeAfterRows` of them
-   * (2,000: about 15 ms) or `optimizeAfterFragments` small files (one per write) have gathered,
-   * or when `force`d, the table is optimized: files compacted, new rows folded into every index,
-   * versions older than an hour pruned. The engine's compaction merges every fragment of fewer
-   * than a million rows, so one optimize rewrites the table up to that size (about 3.5 s at 100k
-   * rows): with the thresholds, about 0.2 s per 100-chunk source written at 100k, capped by the
-   * million-row fragment size beyond. A vector table gets its approximate index once it holds
+   * 1,000 rows on every search (100k-chunk table, 2 cores). Once `optimizeAfterRows` of them or
+   * `optimizeAfterFragments` small files (one per write) have gathered, or when `force`d, the
+   * table is optimized: files compacted, new rows folded into every index, versions older than
+   * an hour pruned. The engine's compaction merges every fragment of fewer than a million rows,
+   * so one optimize rewrites the table up to that size (about 3.5 s at 100k rows); a threshold
+   * of 2,000 rows would spread that over 20 sources of 100 chunks, at most ~15 ms more on a
+   * search meanwhile. A vector table gets its approximate index once it holds
    * `vectorIndexAfterRows` (a flat scan of 100k vectors of 256 dimensions took about 0.5 s):
    * IVF partitions over RaBitQ-quantized vectors, 4 bits a dimension. At 100k vectors of 256
    * dimensions it built in about 4 s (IVF-PQ took 270 s, HNSW 220 s, on this 2-core machine)
