@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { type Failures, type SandboxBounds, sandbox } from "../../files/sandbox.js";
 import type { Embedder, EmbeddingSpace } from "../../llm/embeddings.js";
 import { logger } from "../../log.js";
 import type { SearchIndex, SourceDocument } from "../../search/index.js";
@@ -15,14 +16,18 @@ import {
   sourceBlobPrefix,
   sourceKey,
 } from "../sources/sources.js";
-import {
-  type Chunk,
-  type ChunkingOptions,
-  chunkDocument,
-  normalizeDocument,
-  PAGE_BREAK,
-} from "./chunking.js";
+import { type Chunk, type ChunkingOptions, normalizeDocument, PAGE_BREAK } from "./chunking.js";
 import { embedChunks, indexSpace } from "./embeddings.js";
+
+/** Chunking a source's text (at most a few megabytes) in a sandbox thread. */
+const CHUNK_BOUNDS: SandboxBounds = { timeoutMs: 30_000, maxHeapMb: 256 };
+const CHUNK_FAILURES: Failures = {
+  refused: (code, message) => new IndexingError(code, message),
+  timedOut: (seconds) =>
+    new IndexingError("timeout", `Chunking the text took longer than ${seconds} seconds`),
+  outOfMemory: (heapMb) =>
+    new IndexingError("too_large", `Chunking the text needed more than ${heapMb} MB of memory`),
+};
 
 /** A failure that retrying cannot fix: the source is marked `failed` with this code and message. */
 export class IndexingError extends Error {
@@ -189,7 +194,14 @@ export class Indexer {
       chunks = (await blobs.getJson<StoredChunks>(chunksKey))?.chunks;
     }
     if (!chunks) {
-      chunks = chunkDocument(text, chunking);
+      // In the sandbox: a megabyte of tiny sentences takes about a second of one core, which
+      // must not hold the worker's event loop (other records, the local runtime's API).
+      chunks = await sandbox.run(
+        "chunk",
+        { text, options: chunking },
+        CHUNK_BOUNDS,
+        CHUNK_FAILURES,
+      );
       await blobs.putJson(chunksKey, { sourceId: source.id, chunks } satisfies StoredChunks);
     }
     const keep = new Set([chunksKey]);
