@@ -232,7 +232,9 @@ export class SearchIndex {
           if (accepted[i]) latest.set(entry.document.source.id, entry.document);
         });
         await this.writeLocked(workspaceId, [...latest.values()], true);
-        batch.forEach((entry, i) => entry.resolve(accepted[i] === true));
+        batch.forEach((entry, i) => {
+          entry.resolve(accepted[i] === true);
+        });
       });
     } catch (err) {
       if (batch.length === 0) {
