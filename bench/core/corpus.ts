@@ -5,7 +5,7 @@
  */
 
 /** mulberry32: a tiny seeded PRNG; `Math.random` would make runs incomparable. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

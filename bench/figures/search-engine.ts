@@ -16,18 +16,11 @@ import {
 } from "../../lib/search/index.js";
 import { CHUNKS_TABLE, chunkRows, vectorRows, vectorsTable } from "../../lib/search/rows.js";
 import { Table } from "../../lib/store/table.js";
-import { Corpus } from "../core/corpus.js";
+import { Corpus, prng } from "../core/corpus.js";
 import type { BenchContext, Figure, Table as ReportTable, Row } from "../core/figure.js";
 import { interleave, time, timeSync } from "../core/measure.js";
 import { type Summary, summarize } from "../core/stats.js";
-import {
-  batches,
-  prng,
-  randomVector,
-  source,
-  sourceId,
-  type Vectors,
-} from "../search-engine/corpus.js";
+import { batches, randomVector, source, sourceId, type Vectors } from "../search-engine/corpus.js";
 import { MINISEARCH_OPTIONS, type SnapshotChunk } from "../search-engine/minisearch.js";
 import { type ProbeTask, RELAXED_SECONDS } from "../search-engine/protocol.js";
 import { buildSearchProbe, type ColdSearch, coldSearch } from "../search-engine/spawn.js";

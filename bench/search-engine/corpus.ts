@@ -1,5 +1,5 @@
 import type { SourceDocument } from "../../lib/search/index.js";
-import { Corpus } from "../core/corpus.js";
+import { Corpus, prng } from "../core/corpus.js";
 
 /**
  * A level's synthetic knowledge base: sources of 100 chunks of about 850 characters (the chunker's
@@ -17,18 +17,6 @@ export const SOURCES_PER_BATCH = 100;
 export interface Vectors {
   space: string;
   dimensions: number;
-}
-
-/** mulberry32, as the corpus uses: seeded, so vectors are the same every run. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A random unit vector: no structure to exploit, so an index has to work for its answer. */
