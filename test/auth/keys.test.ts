@@ -29,6 +29,8 @@ describe("API keys", () => {
   it("refuses revoked, unknown and malformed keys", async () => {
     const ws = await keys.createWorkspace("Revoked");
     const { key, info } = await keys.createKey(ws.id);
+    // No cache time: a key verified a moment ago stops at once when revoked.
+    expect(await keys.verify(key)).toBe(ws.id);
     expect(await keys.revokeKey(info.keyId)).toBe(true);
     expect(await keys.verify(key)).toBeNull();
     expect(await keys.verify("kbi_unknownunknownunknownunknownun")).toBeNull();
