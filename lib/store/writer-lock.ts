@@ -64,7 +64,9 @@ export class DynamoWriterLock implements WriterLock {
     private readonly table: Table,
     options: LeaseOptions = {},
   ) {
-    this.leaseMs = options.leaseMs ?? 60_000;
+    // Short, renewed every 5 s while held: a writer that crashes holding it (a killed process, a
+    // timed-out Lambda) blocks the workspace's next writes for 15 s at most.
+    this.leaseMs = options.leaseMs ?? 15_000;
     this.renewEveryMs = options.renewEveryMs ?? Math.floor(this.leaseMs / 3);
     this.waitMs = options.waitMs ?? 120_000;
   }
