@@ -57,15 +57,8 @@ export interface SearchQuery {
   filters?: SearchFilters;
 }
 
-export interface SearchHit {
-  /** `${source_id}#${chunk_index}` */
-  id: string;
-  source_id: string;
-  chunk_index: number;
-  text: string;
-  heading: string | null;
-  page: number | null;
-  /** 0–1 in both modes: see `scores.ts`. */
+/** A chunk a search found, with its score on the 0–1 scale of both modes (see `scores.ts`). */
+export interface SearchHit extends HitRow {
   score: number;
 }
 
@@ -114,7 +107,9 @@ const RRF_K = 60;
 
 const indexName = (column: string) => `${column}_idx`;
 
+/** A chunk as a search answers it. */
 interface HitRow {
+  /** `${source_id}#${chunk_index}` */
   id: string;
   source_id: string;
   chunk_index: number;
