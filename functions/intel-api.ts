@@ -1,5 +1,5 @@
 import { handle } from "hono/aws-lambda";
-import { intelServices } from "../lib/compose.js";
+import { intelServices } from "../lib/compose/intel-api.js";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { intelApi } from "../lib/intel/api.js";

@@ -1,5 +1,5 @@
 import { handle } from "hono/aws-lambda";
-import { knowledgeServices } from "../lib/compose.js";
+import { knowledgeServices } from "../lib/compose/knowledge-api.js";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { crawlApi } from "../lib/knowledge/crawl/api.js";

@@ -1,16 +1,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSHandler } from "aws-lambda";
+import { uploadServices } from "../lib/compose/uploads.js";
 import { loadConfig } from "../lib/config.js";
-import { Sources } from "../lib/knowledge/sources/sources.js";
 import { createdKeys } from "../lib/knowledge/uploads/events.js";
-import { Uploads, uploadSettings } from "../lib/knowledge/uploads/uploads.js";
 import { logger } from "../lib/log.js";
-import { createStores } from "../lib/store/clients.js";
 import { recordHandler, UploadEvent } from "../lib/store/queue.js";
 
-const config = loadConfig();
-const stores = createStores(config);
-const uploads = new Uploads({ ...stores, sources: new Sources(stores) }, uploadSettings(config));
+const { uploads } = uploadServices(loadConfig());
 const processor = new BatchProcessor(EventType.SQS);
 
 const handleRecord = recordHandler(UploadEvent, async (notification) => {

@@ -1,14 +1,11 @@
 import type { ScheduledHandler } from "aws-lambda";
+import { uploadServices } from "../lib/compose/uploads.js";
 import { loadConfig } from "../lib/config.js";
-import { Sources } from "../lib/knowledge/sources/sources.js";
 import { failStalledSources } from "../lib/knowledge/sources/watchdog.js";
-import { Uploads, uploadSettings } from "../lib/knowledge/uploads/uploads.js";
 import { logger } from "../lib/log.js";
-import { createStores } from "../lib/store/clients.js";
 
 const config = loadConfig();
-const stores = createStores(config);
-const uploads = new Uploads({ ...stores, sources: new Sources(stores) }, uploadSettings(config));
+const { stores, uploads } = uploadServices(config);
 
 /**
  * Scheduled: fails work that stopped making progress, so nothing stays `indexing` forever, and

@@ -1,0 +1,22 @@
+import type { Config } from "../config.js";
+import { Crawler } from "../knowledge/crawl/crawler.js";
+import { Sources } from "../knowledge/sources/sources.js";
+import { createStores } from "../store/clients.js";
+import { PoliteSession } from "../web/session.js";
+import { fetcherOf } from "./fetcher.js";
+
+/** crawl-worker: one page per message, politely per host. */
+export function crawlWorkerServices(config: Config) {
+  const stores = createStores(config);
+  const fetcher = fetcherOf(config);
+  return new Crawler({
+    table: stores.table,
+    blobs: stores.blobs,
+    queue: stores.crawlQueue,
+    sources: new Sources(stores),
+    fetcher,
+    session: new PoliteSession(fetcher, { politenessMs: config.CRAWL_POLITENESS_MS }),
+    stallMs: config.CRAWL_STALL_SECONDS * 1000,
+    watchSeconds: config.CRAWL_WATCH_SECONDS,
+  });
+}

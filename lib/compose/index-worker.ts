@@ -1,0 +1,26 @@
+import type { Config } from "../config.js";
+import { fileLoader } from "../knowledge/indexing/file-loader.js";
+import { Indexer, textLoader } from "../knowledge/indexing/indexer.js";
+import { urlLoader } from "../knowledge/indexing/url-loader.js";
+import { createLlm } from "../llm/provider.js";
+import { toLlmSettings } from "../llm/settings.js";
+import { createSearchIndex } from "../search/config.js";
+import { createStores } from "../store/clients.js";
+import { fetcherOf } from "./fetcher.js";
+
+/** index-worker: the indexer, with a loader per source type, embeddings and the search index. */
+export function indexWorkerServices(config: Config) {
+  const { table, blobs } = createStores(config);
+  return new Indexer({
+    table,
+    blobs,
+    chunking: { size: config.CHUNK_SIZE, overlap: config.CHUNK_OVERLAP },
+    loaders: {
+      text: textLoader(blobs),
+      url: urlLoader({ fetcher: fetcherOf(config), blobs }),
+      file: fileLoader(blobs),
+    },
+    embedder: createLlm(toLlmSettings(config)).embedder,
+    search: createSearchIndex(config, table),
+  });
+}

@@ -1,0 +1,37 @@
+import { Competitors } from "../competitors/competitors.js";
+import { Events } from "../competitors/events.js";
+import type { Config } from "../config.js";
+import { Artifacts } from "../intel/artifacts.js";
+import { BrandProfiles } from "../intel/brand.js";
+import { GroundedChat } from "../intel/chat.js";
+import { CompetitorIntel } from "../intel/competitor-context.js";
+import { IntelGenerator } from "../intel/generate.js";
+import { createLlm } from "../llm/provider.js";
+import { toLlmSettings } from "../llm/settings.js";
+import { apiBase } from "./api.js";
+import { retrieverOf } from "./retriever.js";
+
+/** intel-api: brand profile, grounded chat, intel modules and artifacts. */
+export function intelServices(config: Config) {
+  const shared = apiBase(config);
+  const { stores, quotas } = shared;
+  const llm = createLlm(toLlmSettings(config));
+  const retriever = retrieverOf(config, stores, llm);
+  const brands = new BrandProfiles(stores.table);
+  return {
+    ...shared,
+    brands,
+    chat: new GroundedChat({ retriever, brands, llm: llm.chat, quotas }),
+    intel: new IntelGenerator({
+      retriever,
+      brands,
+      llm: llm.chat,
+      competitors: new CompetitorIntel({
+        competitors: new Competitors({ table: stores.table }),
+        events: new Events(stores.table),
+      }),
+      quotas,
+    }),
+    artifacts: new Artifacts(stores.table),
+  };
+}
