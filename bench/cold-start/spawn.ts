@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { build } from "esbuild";
+import { runProbe } from "../core/probe.js";
 import type { ProbeResult } from "./protocol.js";
 
 /** The Node options every function runs with on AWS (`infra/aws/constructs/service-function.ts`). */
@@ -43,28 +43,12 @@ export async function coldStart(options: {
   // No event: the probe only loads the bundle.
   const eventFile = options.event === undefined ? "" : options.eventFile;
   if (eventFile) await writeFile(eventFile, JSON.stringify(options.event));
-  const { NODE_OPTIONS: _, ...env } = options.env;
-  const started = performance.now();
-  const child = spawn(
-    process.execPath,
+  const { report, wallMs } = await runProbe(
     [...LAMBDA_NODE_OPTIONS, options.probe, options.bundle, eventFile, options.name],
-    { env, stdio: ["ignore", "ignore", "pipe", "pipe"] },
-  );
-  let report = "";
-  let errors = "";
-  let answeredAt = 0;
-  child.stdio[3]?.on("data", (part: Buffer) => {
-    answeredAt ||= performance.now();
-    report += part.toString();
+    PROBE_TIMEOUT_MS,
+    options.env,
+  ).catch((error: Error) => {
+    throw new Error(`${options.name}: ${error.message}`);
   });
-  child.stderr?.on("data", (part: Buffer) => {
-    errors += part.toString();
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), PROBE_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
-  clearTimeout(timer);
-  if (!report) {
-    throw new Error(`${options.name}: the probe exited with ${code} and no answer\n${errors}`);
-  }
-  return { ...(JSON.parse(report) as ProbeResult), wallMs: answeredAt - started };
+  return { ...(JSON.parse(report) as ProbeResult), wallMs };
 }

@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { build } from "esbuild";
+import { runProbe } from "../core/probe.js";
 import { FIRST_ANSWERED, type ProbeAnswer, type ProbeTask } from "./protocol.js";
 
 const PROBE_TIMEOUT_MS = 180_000;
@@ -34,29 +34,7 @@ export async function buildSearchProbe(outDir: string): Promise<string> {
 
 /** Starts a fresh Node process that searches as `task` says and answers what it measured. */
 export async function coldSearch(probe: string, task: ProbeTask): Promise<ColdSearch> {
-  const { NODE_OPTIONS: _, ...env } = process.env;
-  const started = performance.now();
-  const child = spawn(process.execPath, [probe, JSON.stringify(task)], {
-    env,
-    stdio: ["ignore", "ignore", "pipe", "pipe"],
-  });
-  let report = "";
-  let errors = "";
-  let answeredAt = 0;
-  child.stdio[3]?.on("data", (part: Buffer) => {
-    answeredAt ||= performance.now();
-    report += part.toString();
-  });
-  child.stderr?.on("data", (part: Buffer) => {
-    errors += part.toString();
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), PROBE_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
-  clearTimeout(timer);
-  if (!report) throw new Error(`the search probe exited with ${code} and no answer\n${errors}`);
+  const { report, wallMs } = await runProbe([probe, JSON.stringify(task)], PROBE_TIMEOUT_MS);
   // The probe writes one byte as soon as its first search has answered, its report at the end.
-  return {
-    ...(JSON.parse(report.slice(FIRST_ANSWERED.length)) as ProbeAnswer),
-    wallMs: answeredAt - started,
-  };
+  return { ...(JSON.parse(report.slice(FIRST_ANSWERED.length)) as ProbeAnswer), wallMs };
 }

@@ -93,14 +93,5 @@ export function doc(
   };
 }
 
-/** A seeded PRNG (mulberry32), so "random" vectors are the same every run. */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG (the bench corpus's mulberry32), so "random" vectors are the same every run. */
+export { prng as seeded } from "../../bench/core/corpus.js";
