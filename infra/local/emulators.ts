@@ -38,6 +38,9 @@ export interface S3Notification {
   Records: Array<{ eventName: string; s3: { bucket: { name: string }; object: { key: string } } }>;
 }
 
+/** The bucket's CORS rule, as the stack sets it on AWS: browsers may POST presigned uploads. */
+const BUCKET_CORS = `<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>POST</AllowedMethod><AllowedHeader>*</AllowedHeader></CORSRule></CORSConfiguration>`;
+
 /**
  * An S3-compatible server (s3rver) on loopback, keeping objects as files under `dir`;
  * `onEvent` receives its object-created notifications.
@@ -55,7 +58,7 @@ export async function startS3(
     directory,
     silent: true,
     vhostBuckets: false,
-    configureBuckets: buckets.map((name) => ({ name })),
+    configureBuckets: buckets.map((name) => ({ name, configs: [BUCKET_CORS] })),
   });
   if (onEvent) server.on("event", onEvent);
   const { port } = await server.run();
