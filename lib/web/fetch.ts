@@ -13,7 +13,7 @@ import {
   contentKind,
   parseContentType,
 } from "./content-type.js";
-import { FetchError } from "./errors.js";
+import { FetchError, parseRetryAfter } from "./errors.js";
 import { checkUrl, privateAllowed, type UrlPolicy } from "./url.js";
 
 /**
@@ -55,6 +55,24 @@ export interface FetchOptions {
   timeoutMs?: number;
 }
 
+/** A conditional request: what the caller has from an earlier fetch, sent as `If-None-Match` / `If-Modified-Since`. */
+export interface ConditionalOptions extends FetchOptions {
+  validators: Validators;
+}
+
+/** A response's cache validators, for a later conditional request. */
+export interface Validators {
+  etag?: string | undefined;
+  lastModified?: string | undefined;
+}
+
+/** A conditional request's answer when the content has not changed since (HTTP 304). */
+export interface NotModified {
+  type: "not_modified";
+  url: string;
+  status: 304;
+}
+
 export interface FetchedContent {
   type: "content";
   /** The URL that answered, after redirects. */
@@ -66,6 +84,8 @@ export interface FetchedContent {
   body: Buffer;
   /** The URLs that redirected, in order. */
   redirects: string[];
+  /** `ETag` and `Last-Modified`, for a later conditional request. */
+  validators: Validators;
 }
 
 export interface FetchedRedirect {
@@ -107,14 +127,20 @@ export class SafeFetcher {
     return checkUrl(input, this.policy);
   }
 
-  /** Fetches a URL, following up to `maxRedirects` redirects. */
-  async fetch(input: string | URL, options: FetchOptions = {}): Promise<FetchedContent> {
+  /**
+   * Fetches a URL, following up to `maxRedirects` redirects. With `validators` the request is
+   * conditional and an unchanged page answers `NotModified`.
+   */
+  fetch(input: string | URL, options?: FetchOptions): Promise<FetchedContent>;
+  fetch(input: string | URL, options: ConditionalOptions): Promise<FetchedContent | NotModified>;
+  async fetch(input: string | URL, options: FetchOptions | ConditionalOptions = {}) {
     const signal = AbortSignal.timeout(options.timeoutMs ?? this.policy.timeoutMs);
     const redirects: string[] = [];
     let url = this.check(input);
     for (;;) {
       const result = await this.hop(url, options, signal);
       if (result.type === "content") return { ...result, redirects };
+      if (result.type === "not_modified") return result;
       if (redirects.length >= this.policy.maxRedirects) {
         throw new FetchError(
           "too_many_redirects",
@@ -130,14 +156,15 @@ export class SafeFetcher {
   async fetchOnce(input: string | URL, options: FetchOptions = {}): Promise<FetchResult> {
     const signal = AbortSignal.timeout(options.timeoutMs ?? this.policy.timeoutMs);
     const result = await this.hop(this.check(input), options, signal);
+    if (result.type === "not_modified") throw new Error("A request without validators got a 304");
     return result.type === "content" ? { ...result, redirects: [] } : result;
   }
 
   private hop(
     url: URL,
-    options: FetchOptions,
+    options: FetchOptions & Partial<ConditionalOptions>,
     signal: AbortSignal,
-  ): Promise<FetchedRedirect | Omit<FetchedContent, "redirects">> {
+  ): Promise<FetchedRedirect | NotModified | Omit<FetchedContent, "redirects">> {
     const accept = options.accept ?? ALL_KINDS;
     const maxBytes = options.maxBytes ?? this.policy.maxBytes;
     let refused: FetchError | undefined;
@@ -157,6 +184,10 @@ export class SafeFetcher {
           "user-agent": this.policy.userAgent,
           accept: acceptHeader(accept),
           "accept-encoding": "gzip, deflate, br",
+          ...(options.validators?.etag ? { "if-none-match": options.validators.etag } : {}),
+          ...(options.validators?.lastModified
+            ? { "if-modified-since": options.validators.lastModified }
+            : {}),
         },
         lookup,
         agent: false,
@@ -172,8 +203,19 @@ export class SafeFetcher {
             resolve({ type: "redirect", url: url.href, status, location: absolute(location, url) });
             return;
           }
+          if (status === 304 && options.validators) {
+            res.destroy();
+            resolve({ type: "not_modified", url: url.href, status });
+            return;
+          }
           if (status < 200 || status >= 300) {
-            throw new FetchError("http_error", `${url.href} answered HTTP ${status}`, status);
+            const retryAfter = parseRetryAfter(res.headers["retry-after"]);
+            throw new FetchError(
+              "http_error",
+              `${url.href} answered HTTP ${status}`,
+              status,
+              retryAfter,
+            );
           }
           const { mime, charset } = parseContentType(res.headers["content-type"]);
           const kind = contentKind(mime);
@@ -185,7 +227,19 @@ export class SafeFetcher {
           }
           readBody(res, url, maxBytes, this.policy.maxEncodings, signal).then(
             (body) =>
-              resolve({ type: "content", url: url.href, status, kind, mime, charset, body }),
+              resolve({
+                type: "content",
+                url: url.href,
+                status,
+                kind,
+                mime,
+                charset,
+                body,
+                validators: {
+                  etag: res.headers.etag,
+                  lastModified: res.headers["last-modified"],
+                },
+              }),
             fail,
           );
         } catch (err) {
