@@ -1,5 +1,6 @@
 import { handle } from "hono/aws-lambda";
 import { competitorRoutes } from "../lib/competitors/routes.js";
+import { loadCorsOrigins } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { denyAll } from "../lib/http/auth.js";
 import { docsModule } from "../lib/http/docs.js";
@@ -24,9 +25,10 @@ export const documentedRoutes = [
   ...artifactRoutes,
 ];
 
-/** The API reference: /openapi.json and /docs, public. It touches no store, so it needs no configuration. */
+/** The API reference: /openapi.json and /docs, public. It touches no store, so it reads only CORS_ORIGINS. */
 export const app = createServiceApp({
   authenticate: denyAll,
+  corsOrigins: loadCorsOrigins(),
   modules: [docsModule(documentedRoutes)],
 });
 

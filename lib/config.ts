@@ -11,6 +11,28 @@ const flag = z
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
+/** Origins whose pages may read the API's answers: `*` (any), or a comma-separated list. */
+export type CorsOrigins = "*" | string[];
+
+const corsOrigins = z
+  .string()
+  .default("")
+  .transform((value, ctx): CorsOrigins => {
+    if (value.trim() === "*") return "*";
+    const origins = value
+      .split(",")
+      .map((origin) => origin.trim())
+      .filter(Boolean);
+    for (const origin of origins) {
+      if (URL.canParse(origin) && new URL(origin).origin === origin) continue;
+      ctx.addIssue({
+        code: "custom",
+        message: `${origin} is not an origin (scheme://host[:port], no path or trailing slash)`,
+      });
+    }
+    return origins;
+  });
+
 const fields = z.object({
   TABLE_NAME: z.string().min(1),
   BUCKET_NAME: z.string().min(1),
@@ -19,6 +41,8 @@ const fields = z.object({
   CHECKS_QUEUE_URL: z.string().url(),
   /** Local development and tests only: lets URL sources, crawls and checks reach private hosts. */
   ALLOW_PRIVATE_URLS: flag,
+  /** Browser origins allowed to call the API: none by default, `*` for any. */
+  CORS_ORIGINS: corsOrigins,
   /** Least time between two requests of one crawl to the same host. */
   CRAWL_POLITENESS_MS: z.coerce.number().int().min(0).default(1000),
   /** A crawl without progress for this long is checked, nudged, then failed. */
@@ -89,6 +113,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
     throw new Error(`Invalid configuration: ${problems.join("; ")}`);
+  }
+  return parsed.data;
+}
+
+/** `CORS_ORIGINS` alone, for the function that reads no other setting (the API reference). */
+export function loadCorsOrigins(env: NodeJS.ProcessEnv = process.env): CorsOrigins {
+  const parsed = corsOrigins.safeParse(env.CORS_ORIGINS);
+  if (!parsed.success) {
+    throw new Error(`Invalid configuration: CORS_ORIGINS: ${parsed.error.issues[0]?.message}`);
   }
   return parsed.data;
 }

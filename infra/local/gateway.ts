@@ -1,7 +1,9 @@
 import type { IncomingMessage } from "node:http";
 import type { MiddlewareHandler } from "hono";
+import type { CorsOrigins } from "../../lib/config.js";
 import type { ErrorBody } from "../../lib/errors.js";
 import { type AppEnv, createServiceApp, pathMatcher, type ServiceApp } from "../../lib/http/app.js";
+import { corsHeaders } from "../../lib/http/cors.js";
 
 /** API Gateway's own limit on a request's payload (10 MB), which it applies before any function. */
 const API_GATEWAY_PAYLOAD_LIMIT = 10 * 1024 * 1024;
@@ -25,7 +27,7 @@ function closing(response: Response): Response {
   });
 }
 
-function tooLarge(limit: number): Response {
+function tooLarge(limit: number, headers: Record<string, string>): Response {
   const body: ErrorBody = {
     error: {
       code: "payload_too_large",
@@ -33,7 +35,14 @@ function tooLarge(limit: number): Response {
       details: { limit },
     },
   };
-  return closing(Response.json(body, { status: 413 }));
+  return closing(Response.json(body, { status: 413, headers }));
+}
+
+export interface GatewayOptions {
+  /** API Gateway's payload limit, lower in tests. */
+  maxBodyBytes?: number;
+  /** `CORS_ORIGINS`, for the answers the gateway gives itself (its 413 and 404). */
+  corsOrigins?: CorsOrigins;
 }
 
 /**
@@ -47,14 +56,17 @@ function tooLarge(limit: number): Response {
  * streamed body as it arrives; and a body the function did not read to its end (refused, or cut)
  * closes the connection after the answer instead of being read off the wire.
  */
-export function localGateway(apps: ServiceApp[], maxBodyBytes = API_GATEWAY_PAYLOAD_LIMIT) {
+export function localGateway(
+  apps: ServiceApp[],
+  { maxBodyBytes = API_GATEWAY_PAYLOAD_LIMIT, corsOrigins = [] }: GatewayOptions = {},
+) {
   const owners = apps.map((app) => ({ app, match: pathMatcher(app) }));
   // Owns no route, so it only ever answers 404; there is nothing behind it to authenticate for.
-  const fallback = createServiceApp({ authenticate: noAuth, modules: [] });
+  const fallback = createServiceApp({ authenticate: noAuth, corsOrigins, modules: [] });
   return {
     async fetch(request: Request, env?: NodeBindings): Promise<Response> {
       if (Number(request.headers.get("content-length") ?? 0) > maxBodyBytes) {
-        return tooLarge(maxBodyBytes);
+        return tooLarge(maxBodyBytes, corsHeaders(corsOrigins, request.headers.get("origin")));
       }
       const path = new URL(request.url).pathname;
       let owner = fallback;

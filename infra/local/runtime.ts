@@ -113,6 +113,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     // The search index on disk beside the rest of the data (a temporary folder without one): the
     // engine's commits on local disk are atomic, and far faster than through the S3 emulator.
     SEARCH_INDEX_URI: searchDir,
+    // Any page may call the local service unless CORS_ORIGINS says otherwise (none on AWS).
+    CORS_ORIGINS: process.env.CORS_ORIGINS ?? "*",
     ...Object.fromEntries(QUEUES.map((queue) => [queueUrlVariable(queue), queues.create(queue)])),
   });
   await ensureTable(new DynamoDBClient({}), TABLE_NAME);
@@ -125,11 +127,12 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     queueWorkers.map(async (worker) => ({ worker, handler: (await worker.load()).handler })),
   );
 
-  const { table } = createStores(loadConfig());
+  const config = loadConfig();
+  const { table } = createStores(config);
   const keys = new KeyStore(table, 0);
   const defaults = await ensureDefaultWorkspace(table, keys, options.apiKey);
 
-  const gateway = localGateway(apps);
+  const gateway = localGateway(apps, { corsOrigins: config.CORS_ORIGINS });
   const server = serve({ fetch: gateway.fetch, port: options.port, hostname: options.host });
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);

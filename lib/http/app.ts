@@ -3,8 +3,10 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
+import type { CorsOrigins } from "../config.js";
 import { DomainError, invalid } from "../errors.js";
 import { logger } from "../log.js";
+import { cors } from "./cors.js";
 import { domainErrorResponse, errorResponse } from "./errors.js";
 
 export interface AppEnv {
@@ -123,6 +125,8 @@ export interface ServiceOptions {
   authenticate: MiddlewareHandler<AppEnv>;
   /** Runs after authentication on every `/api/*` route: the per-workspace request limit. */
   rateLimit?: MiddlewareHandler<AppEnv>;
+  /** Origins whose pages may read the answers (`CORS_ORIGINS`); none when absent. */
+  corsOrigins?: CorsOrigins;
   modules: Module[];
 }
 
@@ -130,7 +134,12 @@ export interface ServiceOptions {
  * The root app of a Lambda function, or of the local server with every module mounted:
  * request ids, one structured log line per request, auth on /api, and one error body everywhere.
  */
-export function createServiceApp({ authenticate, rateLimit, modules }: ServiceOptions) {
+export function createServiceApp({
+  authenticate,
+  rateLimit,
+  corsOrigins = [],
+  modules,
+}: ServiceOptions) {
   const app = new OpenAPIHono<AppEnv>();
 
   app.use("*", async (c, next) => {
@@ -148,6 +157,7 @@ export function createServiceApp({ authenticate, rateLimit, modules }: ServiceOp
       workspaceId: c.get("workspaceId"),
     });
   });
+  app.use("*", cors(corsOrigins));
   app.use("/api/*", authenticate);
   if (rateLimit) app.use("/api/*", rateLimit);
   app.use("/api/*", bodyLimits);

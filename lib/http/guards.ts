@@ -4,9 +4,13 @@ import { rateLimit } from "../limits/rate-limit.js";
 import type { Table } from "../store/table.js";
 import { bearerAuth } from "./auth.js";
 
-/** What stands before every `/api/*` route of a function: the API key, then the workspace's rate limit. */
+/**
+ * What stands before the routes of a function: CORS (which pages may read the answers, preflights
+ * without a key), then on every `/api/*` route the API key and the workspace's rate limit.
+ */
 export function apiGuards(table: Table, config: Config) {
   return {
+    corsOrigins: config.CORS_ORIGINS,
     authenticate: bearerAuth(new KeyStore(table, config.KEY_CACHE_SECONDS)),
     rateLimit: rateLimit(table, config.RATE_LIMIT_PER_MINUTE),
   };
