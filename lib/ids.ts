@@ -10,6 +10,9 @@ export const ID_PREFIXES = {
   artifact: "art",
   workspace: "ws",
   key: "key",
+  webhook: "wh",
+  /** A webhook event: its `webhook-id`, the same on every attempt. */
+  message: "msg",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

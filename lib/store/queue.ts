@@ -42,6 +42,27 @@ export const CheckMessage = z.object({
 export type CheckMessage = z.infer<typeof CheckMessage>;
 
 /**
+ * The webhooks queue: one attempt to deliver one event to one endpoint. A failed attempt queues
+ * the next one as a new message; `notBefore` carries waits longer than SQS's 15-minute delay.
+ */
+export const WebhookMessage = z.object({
+  kind: z.literal("webhook-delivery"),
+  workspaceId: z.string().min(1),
+  endpointId: z.string().min(1),
+  /** The event's id, sent as `webhook-id`: the same on every attempt. */
+  eventId: z.string().min(1),
+  type: z.string().min(1),
+  /** When the event happened: the payload's `timestamp`. */
+  occurredAt: z.iso.datetime(),
+  data: z.record(z.string(), z.unknown()),
+  /** 1 for the first attempt. */
+  attempt: z.number().int().positive(),
+  /** Epoch ms before which this attempt does not run. */
+  notBefore: z.number().optional(),
+});
+export type WebhookMessage = z.infer<typeof WebhookMessage>;
+
+/**
  * The uploads queue: the bucket's event notifications, `{"Records": [...]}`, or the
  * `s3:TestEvent` S3 sends once when the notification is configured. The local runtime forwards
  * s3rver's `event` payloads, which have the same shape.
