@@ -2,11 +2,10 @@ import type { Config } from "../config.js";
 import { fileLoader } from "../knowledge/indexing/file-loader.js";
 import { Indexer, textLoader } from "../knowledge/indexing/indexer.js";
 import { urlLoader } from "../knowledge/indexing/url-loader.js";
-import { createLlm } from "../llm/provider.js";
-import { toLlmSettings } from "../llm/settings.js";
 import { createSearchIndex } from "../search/config.js";
 import { createStores } from "../store/clients.js";
 import { fetcherOf } from "./fetcher.js";
+import { llmOf } from "./llm.js";
 
 /** index-worker: the indexer, with a loader per source type, embeddings and the search index. */
 export function indexWorkerServices(config: Config) {
@@ -20,7 +19,7 @@ export function indexWorkerServices(config: Config) {
       url: urlLoader({ fetcher: fetcherOf(config), blobs }),
       file: fileLoader(blobs),
     },
-    embedder: createLlm(toLlmSettings(config)).embedder,
+    embedder: llmOf(config).embedder,
     search: createSearchIndex(config, table),
   });
 }

@@ -6,16 +6,15 @@ import { BrandProfiles } from "../intel/brand.js";
 import { GroundedChat } from "../intel/chat.js";
 import { CompetitorIntel } from "../intel/competitor-context.js";
 import { IntelGenerator } from "../intel/generate.js";
-import { createLlm } from "../llm/provider.js";
-import { toLlmSettings } from "../llm/settings.js";
 import { apiBase } from "./api.js";
+import { llmOf } from "./llm.js";
 import { retrieverOf } from "./retriever.js";
 
 /** intel-api: brand profile, grounded chat, intel modules and artifacts. */
 export function intelServices(config: Config) {
   const shared = apiBase(config);
   const { stores, quotas } = shared;
-  const llm = createLlm(toLlmSettings(config));
+  const llm = llmOf(config);
   const retriever = retrieverOf(config, stores, llm);
   const brands = new BrandProfiles(stores.table);
   return {

@@ -2,9 +2,8 @@ import type { Config } from "../config.js";
 import { Crawls } from "../knowledge/crawl/crawls.js";
 import { Sources } from "../knowledge/sources/sources.js";
 import { Uploads, uploadSettings } from "../knowledge/uploads/uploads.js";
-import { createLlm } from "../llm/provider.js";
-import { toLlmSettings } from "../llm/settings.js";
 import { apiBase } from "./api.js";
+import { llmOf } from "./llm.js";
 import { retrieverOf } from "./retriever.js";
 
 /** knowledge-api: sources, search, crawls and uploads. */
@@ -21,6 +20,6 @@ export function knowledgeServices(config: Config) {
       watchSeconds: config.CRAWL_WATCH_SECONDS,
     }),
     uploads: new Uploads({ ...stores, sources }, uploadSettings(config)),
-    retriever: retrieverOf(config, stores, createLlm(toLlmSettings(config))),
+    retriever: retrieverOf(config, stores, llmOf(config)),
   };
 }

@@ -1,4 +1,10 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  OpenAIError,
+} from "openai";
 import { DomainError } from "../errors.js";
 import { logger } from "../log.js";
 import { retryAfterMs } from "./retry.js";
@@ -17,6 +23,17 @@ export const llmError = (message: string, details?: unknown) =>
 export const upstreamTimeout = () =>
   new DomainError("upstream_timeout", "The language model did not answer in time; try again");
 
+/**
+ * The provider key could not be read at run time (lib/compose/llm.ts: the secret). An OpenAIError,
+ * so that the SDK passes it on as it is.
+ */
+export class KeyUnavailableError extends OpenAIError {
+  constructor(cause: unknown) {
+    super("The language model's key cannot be read", { cause });
+    this.name = "KeyUnavailableError";
+  }
+}
+
 const isAbort = (err: unknown) =>
   err instanceof APIUserAbortError || (err instanceof Error && err.name === "AbortError");
 
@@ -33,6 +50,10 @@ export function toLlmError(err: unknown, operation: string, timedOut: boolean): 
   }
   if (isAbort(err)) return err;
   if (err instanceof APIConnectionTimeoutError) return upstreamTimeout();
+  if (err instanceof KeyUnavailableError) {
+    logger.error("llm key unavailable", { operation, error: err.cause });
+    return new DomainError("llm_unavailable", "The language model's key cannot be read");
+  }
   if (!(err instanceof APIError)) return err;
   logger.warn("llm call failed", { operation, status: err.status, error: err.message });
   if (err instanceof APIConnectionError) {

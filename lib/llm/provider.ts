@@ -2,8 +2,9 @@ import OpenAI from "openai";
 import type { Provider } from "./call.js";
 import { LlmClient } from "./client.js";
 import { type BatchLimits, Embedder } from "./embeddings.js";
+import { KeyUnavailableError } from "./errors.js";
 import type { RetryPolicy } from "./retry.js";
-import type { LlmSettings } from "./settings.js";
+import type { KeyProvider, LlmSettings } from "./settings.js";
 
 export interface Llm {
   chat: LlmClient;
@@ -22,7 +23,19 @@ export interface LlmTuning {
 }
 
 /**
- * The model clients for a configuration, built once per process. Without OPENAI_API_KEY both
+ * A key read at run time, as the SDK calls it before each request. A failure to read it is the
+ * provider being unavailable, not a bug: it leaves as a KeyUnavailableError (a 503).
+ */
+const runTimeKey = (provider: KeyProvider) => async (): Promise<string> => {
+  try {
+    return await provider();
+  } catch (err) {
+    throw new KeyUnavailableError(err);
+  }
+};
+
+/**
+ * The model clients for a configuration, built once per process. Without a key both
  * exist but answer 503 `llm_unavailable` (chat) or are absent (embeddings: search stays lexical).
  */
 export function createLlm(settings: LlmSettings, tuning: LlmTuning = {}): Llm {
@@ -30,7 +43,8 @@ export function createLlm(settings: LlmSettings, tuning: LlmTuning = {}): Llm {
     ? {
         // Retries are ours (deadline-aware); the SDK's are off.
         openai: new OpenAI({
-          apiKey: settings.apiKey,
+          apiKey:
+            typeof settings.apiKey === "string" ? settings.apiKey : runTimeKey(settings.apiKey),
           baseURL: settings.baseURL,
           maxRetries: 0,
           timeout: settings.timeoutMs,

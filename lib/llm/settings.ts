@@ -17,6 +17,13 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
 export const llmEnv = z.object({
   /** Without a key every model feature answers 503 `llm_unavailable`; the rest keeps working. */
   OPENAI_API_KEY: optional(z.string().trim()),
+  /**
+   * On AWS: the Secrets Manager secret (name or ARN) whose string is the key, read at run time
+   * instead of OPENAI_API_KEY (lib/compose/llm.ts), so no function's environment holds the key.
+   */
+  LLM_API_KEY_SECRET: optional(z.string().trim().min(1)),
+  /** How long a key read from the secret is used before it is read again: a rotation's delay. */
+  LLM_API_KEY_CACHE_SECONDS: positiveInt(300),
   OPENAI_BASE_URL: optional(z.url({ protocol: /^https?$/ })),
   LLM_MODEL: z.string().trim().min(1).default("gpt-4o-mini"),
   /** Hybrid retrieval is on only when this is set (and a key is). */
@@ -35,8 +42,12 @@ export const llmEnv = z.object({
 
 export type LlmEnv = z.infer<typeof llmEnv>;
 
+/** Reads the provider key at run time (before each request; cache it), e.g. from a secret. */
+export type KeyProvider = () => Promise<string>;
+
 export interface LlmSettings {
-  apiKey: string | undefined;
+  /** The key itself, or how to read it at run time; none turns model features off. */
+  apiKey: string | KeyProvider | undefined;
   baseURL: string | undefined;
   model: string;
   embeddingModel: string | undefined;
