@@ -234,14 +234,18 @@ export class Table {
     }
   }
 
-  /** Deletes an item; false when there was none. */
-  async delete(pk: string, sk: string): Promise<boolean> {
+  /** Deletes an item; false when there was none, or the extra condition failed. */
+  async delete(pk: string, sk: string, condition?: Condition): Promise<boolean> {
     try {
       await this.doc.send(
         new DeleteCommand({
           TableName: this.name,
           Key: { pk, sk },
-          ConditionExpression: "attribute_exists(pk)",
+          ConditionExpression: ["attribute_exists(pk)", condition?.expression]
+            .filter(Boolean)
+            .join(" AND "),
+          ...(condition?.names ? { ExpressionAttributeNames: condition.names } : {}),
+          ...(condition ? { ExpressionAttributeValues: condition.values } : {}),
         }),
       );
       return true;
