@@ -13,6 +13,8 @@ export const IndexMessage = z.object({
   workspaceId: z.string(),
   sourceId: z.string(),
   revision: z.number().int().positive(),
+  /** Check an indexed URL source for changes: reindex only when its content changed. */
+  refresh: z.boolean().optional(),
 });
 export type IndexMessage = z.infer<typeof IndexMessage>;
 
