@@ -1,0 +1,79 @@
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser } from "../support/browser.js";
+import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
+import { htmlPage, respond, type Site, startSite } from "../support/sites.js";
+
+/**
+ * CORS as a browser enforces it: a page served from another origin calls the local runtime with
+ * its key, starts a presigned upload, posts the file to the S3 emulator and waits for the source
+ * to be indexed. Every step reads the answer, which the browser allows only with CORS headers.
+ */
+
+/** The page's script: what a browser app does to upload a file. */
+const script = (api: string, key: string) => `
+window.outcome = (async () => {
+  const api = ${JSON.stringify(api)};
+  const auth = { authorization: "Bearer ${key}" };
+  const steps = {};
+  const refused = await fetch(api + "/api/knowledge", { headers: { authorization: "Bearer nope" } });
+  steps.refused = { status: refused.status, code: (await refused.json()).error.code };
+  const file = new Blob(["# Browser notes\\n\\nUploaded from a page on another origin."], {
+    type: "text/markdown",
+  });
+  const created = await fetch(api + "/api/knowledge/uploads", {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ filename: "notes.md", contentType: "text/markdown", bytes: file.size }),
+  });
+  const upload = await created.json();
+  steps.created = { status: created.status, requestId: created.headers.get("x-request-id") };
+  const form = new FormData();
+  for (const [name, value] of Object.entries(upload.fields)) form.append(name, value);
+  form.append("file", file, "notes.md");
+  const posted = await fetch(upload.uploadUrl, { method: upload.method, body: form });
+  steps.posted = { status: posted.status };
+  for (let i = 0; i < 400; i++) {
+    const source = await (await fetch(api + "/api/knowledge/" + upload.id, { headers: auth })).json();
+    steps.source = { status: source.status, chunks: source.chunk_count, error: source.last_error };
+    if (source.status !== "awaiting_upload" && source.status !== "indexing") break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return steps;
+})().catch((err) => ({ failed: String(err) }));
+`;
+
+let runtime: TestRuntime;
+let page: Site;
+let browser: Browser;
+
+beforeAll(async () => {
+  [runtime, browser] = await Promise.all([startTestRuntime(), launchBrowser()]);
+  page = await startSite();
+  page.route("/", respond(htmlPage("App", '<h1>App</h1><script src="/app.js"></script>')));
+  page.route(
+    "/app.js",
+    respond(script(runtime.url, runtime.key), { "content-type": "text/javascript" }),
+  );
+});
+
+afterAll(async () => {
+  await Promise.all([browser?.close(), page?.close(), runtime?.close()]);
+});
+
+describe("a page on another origin", () => {
+  it("uploads a file through the API and the presigned URL, and sees it indexed", async () => {
+    expect(new URL(page.origin).origin).not.toBe(new URL(runtime.url).origin);
+    const tab = await browser.newPage();
+    await tab.goto(page.origin);
+    const outcome = await tab.evaluate(
+      () => (window as unknown as { outcome: Promise<unknown> }).outcome,
+    );
+    expect(outcome).toEqual({
+      refused: { status: 401, code: "unauthorized" },
+      created: { status: 200, requestId: expect.any(String) },
+      posted: { status: 204 },
+      source: { status: "indexed", chunks: 1, error: null },
+    });
+  }, 60_000);
+});
