@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { commonErrors, cursorParam, jsonBody, jsonResponse, limitParam } from "../http/schemas.js";
+import { relaxed } from "../llm/structured.js";
 import { INTEL_MODULES, MODULE_NAMES } from "./modules/index.js";
 import { componentName, type IntelModule } from "./modules/module.js";
 import { CitationSchema } from "./routes.js";
@@ -26,7 +27,8 @@ export const draftOf = <N extends string, I extends z.ZodType, O extends z.ZodTy
       module: z.literal(module.name),
       title,
       inputs: module.input,
-      output: module.output,
+      // Limits of a generated answer are soft (lib/llm/structured.ts): what one kept saves too.
+      output: relaxed(module.output),
       citations: z.array(CitationSchema).max(50),
     })
     .openapi(componentName(module.name, "Artifact"));
@@ -67,6 +69,7 @@ const IdParams = z.object({
 const tags = ["Artifacts"];
 
 export const createArtifact = createRoute({
+  operationId: "createArtifact",
   method: "post",
   path: "/api/artifacts",
   tags,
@@ -77,6 +80,7 @@ export const createArtifact = createRoute({
 });
 
 export const listArtifacts = createRoute({
+  operationId: "listArtifacts",
   method: "get",
   path: "/api/artifacts",
   tags,
@@ -102,6 +106,7 @@ export const listArtifacts = createRoute({
 });
 
 export const getArtifact = createRoute({
+  operationId: "getArtifact",
   method: "get",
   path: "/api/artifacts/{id}",
   tags,
@@ -111,6 +116,7 @@ export const getArtifact = createRoute({
 });
 
 export const patchArtifact = createRoute({
+  operationId: "updateArtifact",
   method: "patch",
   path: "/api/artifacts/{id}",
   tags,
@@ -121,6 +127,7 @@ export const patchArtifact = createRoute({
 });
 
 export const deleteArtifact = createRoute({
+  operationId: "deleteArtifact",
   method: "delete",
   path: "/api/artifacts/{id}",
   tags,

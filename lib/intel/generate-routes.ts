@@ -20,6 +20,10 @@ const answerOf = <N extends string, I extends z.ZodType, O extends z.ZodType>(
       output: module.output,
       citations: z.array(CitationSchema),
       artifact: draftOf(module),
+      warnings: z.array(z.string()).openapi({
+        description:
+          "Soft limits of the output the model's answer did not meet, e.g. fewer items than asked; the answer is kept, and cut where it was too long",
+      }),
     })
     .openapi(componentName(module.name, "Answer"));
 
@@ -38,6 +42,7 @@ export const moduleRoute = <N extends string, I extends z.ZodType, O extends z.Z
   });
 
 export const generateIntel = createRoute({
+  operationId: "generateIntel",
   method: "post",
   path: "/api/intel/{module}",
   tags: ["Intel"],

@@ -23,6 +23,8 @@ export interface IntelAnswer<N extends string = string, I = unknown, O = unknown
   output: O;
   citations: Citation[];
   artifact: { module: N; title: string; inputs: I; output: O; citations: Citation[] };
+  /** Soft limits of the output the answer did not meet (it is kept, and cut where too long). */
+  warnings: string[];
 }
 
 export interface IntelDeps {
@@ -138,7 +140,7 @@ export class IntelGenerator {
       passagesSection(data, passages),
       requestSection(module, input as object),
     ];
-    const answer = await generateObject(llm, {
+    const { value, warnings } = await generateObject(llm, {
       name: `intel_${module.name}`,
       schema: module.output,
       messages: [
@@ -149,13 +151,14 @@ export class IntelGenerator {
       deadline,
       operation: `intel.${module.name}`,
     });
-    const { output, citations } = cite(answer, passages);
+    const { output, citations } = cite(value, passages);
     const title = module.title(input, output).slice(0, 200).trim();
     return {
       module: module.name,
       output,
       citations,
       artifact: { module: module.name, title, inputs: input, output, citations },
+      warnings,
     };
   }
 }

@@ -20,9 +20,13 @@ export interface ChatMessage {
 export interface CompleteOptions extends CallOptions {
   /** Output tokens allowed for this answer; never more than LLM_MAX_OUTPUT_TOKENS. */
   maxTokens?: number;
-  /** A strict JSON schema the answer must follow (built by `strictJsonSchema`). */
-  jsonSchema?: { name: string; schema: Record<string, unknown> };
+  /** The answer's format: a strict JSON schema (built by `strictJsonSchema`), or any JSON object. */
+  responseFormat?: ResponseFormat;
 }
+
+export type ResponseFormat =
+  | { type: "json_schema"; name: string; schema: Record<string, unknown> }
+  | { type: "json_object" };
 
 export interface Completion {
   text: string;
@@ -31,6 +35,14 @@ export interface Completion {
   /** Why the model declined to answer, when it did. */
   refusal: string | null;
 }
+
+const responseFormatOf = (format: ResponseFormat) =>
+  format.type === "json_object"
+    ? { type: "json_object" as const }
+    : {
+        type: "json_schema" as const,
+        json_schema: { name: format.name, schema: format.schema, strict: true },
+      };
 
 /**
  * Chat Completions against any OpenAI-compatible server. Without a provider (no API key) it still
@@ -57,21 +69,14 @@ export class LlmClient {
     const operation = options.operation ?? "chat";
     const budget = new Budget(provider.timeoutMs, options);
     const started = performance.now();
-    const { jsonSchema } = options;
+    const format = options.responseFormat;
     const { value: res, attempts } = await sendWithRetries(provider, budget, operation, (request) =>
       provider.openai.chat.completions.create(
         {
           model: this.model,
           messages,
           max_completion_tokens: this.tokens(options.maxTokens),
-          ...(jsonSchema
-            ? {
-                response_format: {
-                  type: "json_schema",
-                  json_schema: { ...jsonSchema, strict: true },
-                },
-              }
-            : {}),
+          ...(format ? { response_format: responseFormatOf(format) } : {}),
         },
         request,
       ),

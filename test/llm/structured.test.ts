@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DomainError } from "../../lib/errors.js";
-import { generateObject, parseStrict, strictJsonSchema } from "../../lib/llm/structured.js";
+import {
+  conform,
+  extractJson,
+  generateObject,
+  parseStrict,
+  strictJsonSchema,
+} from "../../lib/llm/structured.js";
 import { FakeOpenAI } from "../support/fake-openai.js";
 import { llmFor } from "./helpers.js";
 
@@ -108,7 +114,8 @@ describe("generateObject", () => {
 
   it("asks for the strict JSON schema and returns the validated answer", async () => {
     fake.enqueue("chat", { json: valid });
-    const persona = await generateObject(llmFor(fake).chat, request);
+    const { value: persona, warnings } = await generateObject(llmFor(fake).chat, request);
+    expect(warnings).toEqual([]);
     expect(persona).toEqual({
       name: "Ada",
       role: "CMO",
@@ -123,14 +130,37 @@ describe("generateObject", () => {
     });
   });
 
-  it("sends an invalid answer back once with what is wrong, and takes the repair", async () => {
-    const invalid = { ...valid, goals: [] };
+  it("sends an answer of the wrong shape back once with what is wrong and the schema, and takes the repair", async () => {
+    const invalid = { ...valid, seniority: "mid" };
     fake.enqueue("chat", { json: invalid }, { json: valid });
-    expect((await generateObject(llmFor(fake).chat, request)).goals).toEqual(["grow pipeline"]);
+    const { value } = await generateObject(llmFor(fake).chat, request);
+    expect(value.seniority).toBe("senior");
     const repair = fake.chatRequests()[1];
     expect(repair?.messages.slice(0, 1)).toEqual(messages);
     expect(repair?.messages[1]).toEqual({ role: "assistant", content: JSON.stringify(invalid) });
-    expect(repair?.messages[2]?.content).toMatch(/does not match[\s\S]*goals: Too small/);
+    expect(repair?.messages[2]?.content).toMatch(/does not match[\s\S]*seniority: Invalid option/);
+    expect(repair?.messages[2]?.content).toContain(JSON.stringify(strictJsonSchema(Persona)));
+  });
+
+  it("keeps an answer of the right shape that misses soft limits: cut where too long, warned where short", async () => {
+    const long = "A".repeat(100);
+    fake.enqueue("chat", {
+      json: { ...valid, name: long, goals: [], budget: { amount: -5, currency: "EURO" } },
+    });
+    const { value, warnings } = await generateObject(llmFor(fake).chat, request);
+    expect(fake.chatRequests()).toHaveLength(1);
+    expect(value.name).toBe("A".repeat(80));
+    expect(value.goals).toEqual([]);
+    expect(value.budget).toEqual({ amount: 0, currency: "EUR" });
+    expect(warnings).toEqual(
+      expect.arrayContaining([
+        "name: cut to 80 characters",
+        "goals: 0 items, at least 1 asked",
+        "budget.amount: raised to 0",
+        "budget.currency: cut to 3 characters",
+      ]),
+    );
+    expect(warnings).toHaveLength(4);
   });
 
   it("repairs an answer that is not JSON at all", async () => {
@@ -164,5 +194,104 @@ describe("generateObject", () => {
     await generateObject(llmFor(fake).chat, { ...request, maxTokens: 50 });
     expect(fake.chatRequests()[0]?.max_completion_tokens).toBe(50);
     expect(fake.chatRequests()[1]?.messages[2]?.content).toContain("cut off");
+  });
+});
+
+describe("generateObject against servers that support less", () => {
+  let fake: FakeOpenAI;
+  beforeAll(async () => {
+    fake = await FakeOpenAI.start();
+  });
+  afterAll(() => fake.close());
+  beforeEach(() => fake.reset());
+
+  const request = {
+    name: "persona",
+    schema: Persona,
+    messages: [
+      { role: "system" as const, content: "You describe buyers." },
+      { role: "user" as const, content: "Describe our buyer" },
+    ],
+  };
+  const schemaText = JSON.stringify(strictJsonSchema(Persona));
+  const formatOf = (i: number) => fake.chatRequests()[i]?.response_format?.type;
+
+  it("json_object only: after the 400, asks for a JSON object with the schema in the prompt, and remembers it", async () => {
+    fake.formats("json_object");
+    const llm = llmFor(fake).chat;
+    const { value } = await generateObject(llm, request);
+    expect(Persona.safeParse(value).success).toBe(true);
+    expect([formatOf(0), formatOf(1)]).toEqual(["json_schema", "json_object"]);
+    expect(fake.prompt(1)).toContain(`You describe buyers.\n\n`);
+    expect(fake.prompt(1)).toContain(schemaText);
+
+    await generateObject(llm, request);
+    expect(fake.chatRequests()).toHaveLength(3);
+    expect(formatOf(2)).toBe("json_object");
+  });
+
+  it("response_format ignored: takes the JSON out of the prose, repairs with the schema, then puts the schema in every prompt", async () => {
+    fake.formats("ignored");
+    const llm = llmFor(fake).chat;
+    const { value } = await generateObject(llm, request);
+    expect(Persona.safeParse(value).success).toBe(true);
+    // The first answer could not know the schema; the repair gives it.
+    expect(fake.chatRequests()).toHaveLength(2);
+    expect(fake.prompt(1)).toContain(schemaText);
+
+    const again = await generateObject(llm, request);
+    expect(Persona.safeParse(again.value).success).toBe(true);
+    expect(fake.chatRequests()).toHaveLength(3);
+    expect(formatOf(2)).toBeUndefined();
+    expect(fake.prompt(2)).toContain(schemaText);
+  });
+
+  it("answers one clear 502 when no format works and the answers are never JSON", async () => {
+    fake.formats("json_object").fallback("chat", { text: "I am a language model." });
+    const err = await generateObject(llmFor(fake).chat, request).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: "llm_error",
+      details: { issues: ["The answer is not valid JSON"] },
+    });
+    expect(fake.chatRequests().map((r) => r.response_format?.type)).toEqual([
+      "json_schema",
+      "json_object",
+      "json_object",
+    ]);
+  });
+
+  it("passes on a 400 that every format gets, after trying each once", async () => {
+    fake.fallback("chat", { status: 400, message: "context too long" });
+    await expect(generateObject(llmFor(fake).chat, request)).rejects.toMatchObject({
+      code: "llm_error",
+      details: { providerStatus: 400 },
+    });
+    expect(fake.chatRequests()).toHaveLength(3);
+  });
+});
+
+describe("extractJson and conform", () => {
+  it("finds the JSON in a bare answer, a fenced block or prose", () => {
+    expect(extractJson('{"a":1}')).toEqual({ json: { a: 1 }, wrapped: false });
+    expect(extractJson('Here:\n```json\n{"a":2}\n```\nok')).toEqual({
+      json: { a: 2 },
+      wrapped: true,
+    });
+    expect(extractJson('The object {"a":3} is it')).toEqual({ json: { a: 3 }, wrapped: true });
+    expect(extractJson("no json {")).toBeUndefined();
+  });
+
+  it("cuts lists that an exact length bounds, and warns of short ones", () => {
+    const Stages = z.object({ stages: z.array(z.string()).length(3) });
+    expect(conform(Stages, { stages: ["a", "b", "c", "d"] })).toEqual({
+      ok: true,
+      value: { stages: ["a", "b", "c"] },
+      warnings: ["stages: cut to 3 items"],
+    });
+    expect(conform(Stages, { stages: ["a"] })).toMatchObject({
+      ok: true,
+      warnings: ["stages: 1 items, exactly 3 asked"],
+    });
+    expect(conform(Stages, { stages: "a" })).toMatchObject({ ok: false });
   });
 });

@@ -27,6 +27,13 @@ export type Reply =
 
 export type Endpoint = "chat" | "embeddings";
 
+/**
+ * What the fake server does with `response_format`, as real servers differ: honour a strict JSON
+ * schema (OpenAI, vLLM); support only `json_object` and refuse `json_schema` with a 400 (older
+ * and smaller servers); or ignore it and answer prose around a ```json block (many local ones).
+ */
+export type FormatSupport = "json_schema" | "json_object" | "ignored";
+
 export interface RecordedRequest {
   endpoint: Endpoint | "other";
   path: string;
@@ -117,6 +124,20 @@ export function sampleFromSchema(schema: JsonSchema, root: JsonSchema = schema):
   }
 }
 
+/** The last ```json block of a request's messages that parses as a schema, if any. */
+function schemaInPrompt(body: ChatCompletionCreateParams): JsonSchema | undefined {
+  const text = body.messages.map((m) => String(m.content)).join("\n");
+  const start = text.lastIndexOf("```json\n");
+  const end = text.indexOf("\n```", start + 8);
+  if (start < 0 || end < 0) return undefined;
+  try {
+    const schema = JSON.parse(text.slice(start + 8, end)) as JsonSchema;
+    return schema.type === "object" ? schema : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function readBody(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
@@ -145,6 +166,7 @@ export class FakeOpenAI {
   private readonly queues: Record<Endpoint, Handler[]> = { chat: [], embeddings: [] };
   private readonly fallbacks: Partial<Record<Endpoint, Handler>> = {};
   private readonly conceptOf = new Map<string, string>();
+  private support: FormatSupport = "json_schema";
   private readonly server = createServer((req, res) => {
     this.handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
@@ -180,6 +202,12 @@ export class FakeOpenAI {
     return this;
   }
 
+  /** How `response_format` is treated from now on (until `reset`). */
+  formats(support: FormatSupport): this {
+    this.support = support;
+    return this;
+  }
+
   /** Groups of words the embeddings treat as one concept: `{ price: ["cost", "expensive"] }`. */
   concepts(groups: Record<string, string[]>): this {
     for (const [concept, words] of Object.entries(groups)) {
@@ -211,6 +239,7 @@ export class FakeOpenAI {
     delete this.fallbacks.chat;
     delete this.fallbacks.embeddings;
     this.conceptOf.clear();
+    this.support = "json_schema";
   }
 
   close(): Promise<void> {
@@ -236,17 +265,38 @@ export class FakeOpenAI {
     if (endpoint === "other") {
       return this.send(res, { status: 404, message: `No route ${path}` });
     }
+    const format = (request.body as ChatCompletionCreateParams | undefined)?.response_format;
+    if (endpoint === "chat" && format?.type === "json_schema" && this.support === "json_object") {
+      return this.send(res, { status: 400, message: "response_format json_schema is unsupported" });
+    }
     const handler =
       this.queues[endpoint].shift() ?? this.fallbacks[endpoint] ?? this.defaultReply(request);
     const reply = typeof handler === "function" ? await handler(request) : handler;
     await this.reply(req, res, request, reply);
   }
 
+  /**
+   * Unscripted answers: a sample of the schema the request asks for, from `response_format` when
+   * the server honours it, else from a ```json schema block in the prompt (a model following its
+   * instructions), wrapped in prose when the server ignores the format.
+   */
   private defaultReply(request: RecordedRequest): Reply {
     if (request.endpoint === "embeddings") return { vectors: [] };
-    const format = (request.body as ChatCompletionCreateParams).response_format;
-    if (format?.type === "json_schema") {
-      return { json: sampleFromSchema((format.json_schema.schema ?? {}) as JsonSchema) };
+    const body = request.body as ChatCompletionCreateParams;
+    const format = body.response_format;
+    const honoured =
+      this.support === "json_schema" && format?.type === "json_schema"
+        ? (format.json_schema.schema as JsonSchema | undefined)
+        : undefined;
+    const schema = honoured ?? schemaInPrompt(body);
+    if (this.support === "ignored" && (format || schema)) {
+      const json = schema ? sampleFromSchema(schema) : { answer: "OK." };
+      return {
+        text: `Sure! Here it is:\n\n\`\`\`json\n${JSON.stringify(json, null, 2)}\n\`\`\`\nAnything else?`,
+      };
+    }
+    if (schema && (honoured || format?.type === "json_object")) {
+      return { json: sampleFromSchema(schema) };
     }
     return { text: "OK." };
   }
