@@ -160,28 +160,38 @@ export class SafeFetcher {
     return result.type === "content" ? { ...result, redirects: [] } : result;
   }
 
-  private hop(
+  /**
+   * POSTs a body to a URL once, under the same checks as every fetch; a redirect is not followed.
+   * Answers the status whatever it is, with the start of the body (webhook deliveries).
+   */
+  async post(
+    input: string | URL,
+    request: { headers: Record<string, string>; body: string },
+    options: { timeoutMs?: number; maxBytes?: number } = {},
+  ): Promise<{ status: number; body: string }> {
+    const signal = AbortSignal.timeout(options.timeoutMs ?? this.policy.timeoutMs);
+    const url = this.check(input);
+    const res = await this.open(url, { method: "POST", ...request }, signal);
+    try {
+      const body = await readStart(res, options.maxBytes ?? 4096);
+      return { status: res.statusCode ?? 0, body: body.toString("utf8") };
+    } catch (err) {
+      throw toFetchError(err, url, signal);
+    }
+  }
+
+  private async hop(
     url: URL,
     options: FetchOptions & Partial<ConditionalOptions>,
     signal: AbortSignal,
   ): Promise<FetchedRedirect | NotModified | Omit<FetchedContent, "redirects">> {
     const accept = options.accept ?? ALL_KINDS;
     const maxBytes = options.maxBytes ?? this.policy.maxBytes;
-    let refused: FetchError | undefined;
-    const lookup = this.guardedLookup(url.hostname, (err) => {
-      refused = err;
-    });
-    const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
-
-    return new Promise((resolve, reject) => {
-      const fail = (err: unknown) => reject(refused ?? toFetchError(err, url, signal));
-      const req = (url.protocol === "https:" ? https : http).request({
-        host: hostname,
-        port: url.port || undefined,
-        path: `${url.pathname}${url.search}`,
+    const res = await this.open(
+      url,
+      {
         method: "GET",
         headers: {
-          "user-agent": this.policy.userAgent,
           accept: acceptHeader(accept),
           "accept-encoding": "gzip, deflate, br",
           ...(options.validators?.etag ? { "if-none-match": options.validators.etag } : {}),
@@ -189,65 +199,78 @@ export class SafeFetcher {
             ? { "if-modified-since": options.validators.lastModified }
             : {}),
         },
+      },
+      signal,
+    );
+    try {
+      const status = res.statusCode ?? 0;
+      const location = res.headers.location;
+      if (REDIRECT_STATUSES.has(status) && location) {
+        res.destroy();
+        return { type: "redirect", url: url.href, status, location: absolute(location, url) };
+      }
+      if (status === 304 && options.validators) {
+        res.destroy();
+        return { type: "not_modified", url: url.href, status };
+      }
+      if (status < 200 || status >= 300) {
+        const retryAfter = parseRetryAfter(res.headers["retry-after"]);
+        throw new FetchError(
+          "http_error",
+          `${url.href} answered HTTP ${status}`,
+          status,
+          retryAfter,
+        );
+      }
+      const { mime, charset } = parseContentType(res.headers["content-type"]);
+      const kind = contentKind(mime);
+      if (!kind || !accept.includes(kind)) {
+        throw new FetchError(
+          "unsupported_content_type",
+          `${url.href} is ${mime || "of no declared type"}, which is not accepted here`,
+        );
+      }
+      const body = await readBody(res, url, maxBytes, this.policy.maxEncodings, signal);
+      return {
+        type: "content",
+        url: url.href,
+        status,
+        kind,
+        mime,
+        charset,
+        body,
+        validators: { etag: res.headers.etag, lastModified: res.headers["last-modified"] },
+      };
+    } catch (err) {
+      res.destroy();
+      throw toFetchError(err, url, signal);
+    }
+  }
+
+  /** Sends one request to a checked URL, every address it resolves to checked on the connection. */
+  private open(
+    url: URL,
+    request: { method: string; headers: Record<string, string>; body?: string },
+    signal: AbortSignal,
+  ): Promise<IncomingMessage> {
+    let refused: FetchError | undefined;
+    const lookup = this.guardedLookup(url.hostname, (err) => {
+      refused = err;
+    });
+    return new Promise((resolve, reject) => {
+      const req = (url.protocol === "https:" ? https : http).request({
+        host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+        port: url.port || undefined,
+        path: `${url.pathname}${url.search}`,
+        method: request.method,
+        headers: { "user-agent": this.policy.userAgent, ...request.headers },
         lookup,
         agent: false,
         signal,
       });
-      req.on("error", fail);
-      req.on("response", (res) => {
-        try {
-          const status = res.statusCode ?? 0;
-          const location = res.headers.location;
-          if (REDIRECT_STATUSES.has(status) && location) {
-            res.destroy();
-            resolve({ type: "redirect", url: url.href, status, location: absolute(location, url) });
-            return;
-          }
-          if (status === 304 && options.validators) {
-            res.destroy();
-            resolve({ type: "not_modified", url: url.href, status });
-            return;
-          }
-          if (status < 200 || status >= 300) {
-            const retryAfter = parseRetryAfter(res.headers["retry-after"]);
-            throw new FetchError(
-              "http_error",
-              `${url.href} answered HTTP ${status}`,
-              status,
-              retryAfter,
-            );
-          }
-          const { mime, charset } = parseContentType(res.headers["content-type"]);
-          const kind = contentKind(mime);
-          if (!kind || !accept.includes(kind)) {
-            throw new FetchError(
-              "unsupported_content_type",
-              `${url.href} is ${mime || "of no declared type"}, which is not accepted here`,
-            );
-          }
-          readBody(res, url, maxBytes, this.policy.maxEncodings, signal).then(
-            (body) =>
-              resolve({
-                type: "content",
-                url: url.href,
-                status,
-                kind,
-                mime,
-                charset,
-                body,
-                validators: {
-                  etag: res.headers.etag,
-                  lastModified: res.headers["last-modified"],
-                },
-              }),
-            fail,
-          );
-        } catch (err) {
-          res.destroy();
-          fail(err);
-        }
-      });
-      req.end();
+      req.on("error", (err) => reject(refused ?? toFetchError(err, url, signal)));
+      req.on("response", resolve);
+      req.end(request.body);
     });
   }
 
@@ -341,6 +364,18 @@ async function readBody(
   });
   await pipeline([res, ...decoders, sink], { signal });
   return Buffer.concat(chunks);
+}
+
+/** The first `maxBytes` of a body as sent (no decoding), the rest left unread. */
+async function readStart(res: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res) {
+    chunks.push(chunk as Buffer);
+    size += (chunk as Buffer).length;
+    if (size >= maxBytes) break;
+  }
+  return Buffer.concat(chunks).subarray(0, maxBytes);
 }
 
 const tooLarge = (url: URL, maxBytes: number) =>

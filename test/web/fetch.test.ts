@@ -21,6 +21,7 @@ const html = { "content-type": "text/html; charset=utf-8" };
 describe("SafeFetcher (fixture site, private targets allowed)", () => {
   let site: Site;
   let headers: Record<string, string | string[] | undefined> = {};
+  let posted: { method?: string | undefined; headers: typeof headers; body: Buffer } | undefined;
 
   beforeAll(async () => {
     site = await startSite({
@@ -77,6 +78,14 @@ describe("SafeFetcher (fixture site, private targets allowed)", () => {
       "/file.pdf": respond("%PDF-1.4", { "content-type": "application/pdf" }),
       "/untyped": respond("who knows", {}),
       "/image.png": respond("png", { "content-type": "image/png" }),
+      "/hook": (req, res) => {
+        const parts: Buffer[] = [];
+        req.on("data", (part: Buffer) => parts.push(part));
+        req.on("end", () => {
+          posted = { method: req.method, headers: req.headers, body: Buffer.concat(parts) };
+          res.writeHead(500, { "content-type": "text/plain" }).end(`no: ${"x".repeat(10_000)}`);
+        });
+      },
     });
   });
   afterAll(() => site.close());
@@ -180,6 +189,29 @@ describe("SafeFetcher (fixture site, private targets allowed)", () => {
     expect((await failure(fetcher.fetch(`${site.origin}/image.png`))).code).toBe(
       "unsupported_content_type",
     );
+  });
+
+  it("posts a body once and answers any status with the start of the answer", async () => {
+    const res = await fetcher.post(
+      `${site.origin}/hook`,
+      { headers: { "content-type": "application/json", "webhook-id": "msg_1" }, body: '{"a":1}' },
+      { maxBytes: 100 },
+    );
+    expect(res.status).toBe(500);
+    expect(res.body).toBe(`no: ${"x".repeat(96)}`);
+    expect(posted?.method).toBe("POST");
+    expect(posted?.headers["webhook-id"]).toBe("msg_1");
+    expect(posted?.headers["user-agent"]).toBe(DEFAULT_USER_AGENT);
+    expect(posted?.body.toString()).toBe('{"a":1}');
+    const hops = () => site.requests.filter((r) => r === "/hop2").length;
+    const before = hops();
+    const moved = await fetcher.post(`${site.origin}/hop1`, { headers: {}, body: "" });
+    expect(moved.status).toBe(302);
+    expect(hops()).toBe(before);
+    const quick = new SafeFetcher({ allowPrivate: true, timeoutMs: 300 });
+    expect(
+      (await failure(quick.post(`${site.origin}/trickle`, { headers: {}, body: "" }))).code,
+    ).toBe("timeout");
   });
 
   it("names connection and DNS failures", async () => {

@@ -194,6 +194,18 @@ describe("SSRF guard", () => {
     expect(lookups).toBe(0);
   });
 
+  it("refuses a POST (webhook delivery) to a private target, literal or resolved", async () => {
+    const request = { headers: { "content-type": "application/json" }, body: "{}" };
+    for (const url of [
+      `http://127.0.0.1:${target.port}/`,
+      `http://169.254.169.254/latest/meta-data/`,
+      `http://public-looking.example:${target.port}/`,
+      `http://mapped.example:${target.port}/`,
+    ]) {
+      expect([url, await codeOf(guarded.post(url, request))]).toEqual([url, "blocked_address"]);
+    }
+  });
+
   it("let no request reach the private target in any of the cases above", () => {
     expect(target.requests).toEqual([]);
   });
