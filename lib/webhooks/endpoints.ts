@@ -1,0 +1,196 @@
+import { conflict, notFound } from "../errors.js";
+import { isId, newId } from "../ids.js";
+import { TTL_ATTRIBUTE } from "../store/schema.js";
+import { type Item, type Page, type Table, wsKey } from "../store/table.js";
+import type { WebhookEventType } from "./events.js";
+import { newSecret } from "./signing.js";
+
+/**
+ * Webhook endpoints and their delivery log, all under the workspace's partition:
+ *
+ * - `WEBHOOK#{id}`: an endpoint, its URL, the events it subscribes to and its signing secret. The
+ *   secret is stored as it is (the table is encrypted at rest by DynamoDB; an envelope under a KMS
+ *   key is the step beyond) because every delivery must sign with it; the API shows it only once.
+ * - `WEBHOOKCOUNT`: how many endpoints the workspace has, bumped under a condition so concurrent
+ *   creations cannot pass the limit together.
+ * - `WEBHOOKLOG#{endpointId}#{eventId}#{attempt}`: one per delivery attempt, kept 30 days. Event
+ *   ids sort by time, so the log read backwards is newest event first, its attempts newest first.
+ */
+
+export const MAX_ENDPOINTS = 20;
+/** How long the delivery log keeps an attempt. */
+const LOG_DAYS = 30;
+
+const ENDPOINT_PREFIX = "WEBHOOK#";
+const COUNT_KEY = "WEBHOOKCOUNT";
+const endpointKey = (id: string) => `${ENDPOINT_PREFIX}${id}`;
+const logPrefix = (endpointId: string) => `WEBHOOKLOG#${endpointId}#`;
+const logKey = (endpointId: string, eventId: string, attempt: number) =>
+  `${logPrefix(endpointId)}${eventId}#${String(attempt).padStart(3, "0")}`;
+
+export interface EndpointItem extends Item {
+  workspaceId: string;
+  id: string;
+  url: string;
+  events: WebhookEventType[];
+  description: string | null;
+  secret: string;
+  createdAt: string;
+}
+
+/** An endpoint as the API shows it: never its secret. */
+export type PublicEndpoint = Pick<
+  EndpointItem,
+  "id" | "url" | "events" | "description" | "createdAt"
+>;
+
+export const toPublicEndpoint = ({ id, url, events, description, createdAt }: EndpointItem) => ({
+  id,
+  url,
+  events,
+  description,
+  createdAt,
+});
+
+/** How one attempt ended: delivered, failed with another attempt queued, or failed for good. */
+export type AttemptResult = "delivered" | "retrying" | "dead_lettered";
+
+export interface Attempt {
+  eventId: string;
+  type: string;
+  attempt: number;
+  result: AttemptResult;
+  /** The endpoint's HTTP status; null when no answer came (refused, unreachable, timed out). */
+  statusCode: number | null;
+  error: string | null;
+  /** The start of the endpoint's answer, for debugging. */
+  response: string | null;
+  durationMs: number;
+  attemptedAt: string;
+  nextAttemptAt: string | null;
+}
+
+interface AttemptItem extends Item, Attempt {
+  endpointId: string;
+}
+
+export const toPublicAttempt = (item: AttemptItem): Attempt => ({
+  eventId: item.eventId,
+  type: item.type,
+  attempt: item.attempt,
+  result: item.result,
+  statusCode: item.statusCode,
+  error: item.error,
+  response: item.response,
+  durationMs: item.durationMs,
+  attemptedAt: item.attemptedAt,
+  nextAttemptAt: item.nextAttemptAt,
+});
+
+export interface NewEndpoint {
+  url: string;
+  events: WebhookEventType[];
+  description?: string | undefined;
+}
+
+export class WebhookEndpoints {
+  constructor(private readonly table: Table) {}
+
+  /** Registers an endpoint with a new secret; a 409 past MAX_ENDPOINTS. */
+  async create(workspaceId: string, input: NewEndpoint): Promise<EndpointItem> {
+    const pk = wsKey(workspaceId);
+    const counted = await this.table.change(pk, COUNT_KEY, {
+      add: { count: 1 },
+      condition: {
+        expression: "#count < :max",
+        names: { "#count": "count" },
+        values: { ":max": MAX_ENDPOINTS },
+      },
+      upsert: true,
+    });
+    if (!counted) {
+      throw conflict(
+        `A workspace has at most ${MAX_ENDPOINTS} webhook endpoints; delete one first`,
+        {
+          limit: MAX_ENDPOINTS,
+        },
+      );
+    }
+    const id = newId("webhook");
+    const item: EndpointItem = {
+      pk,
+      sk: endpointKey(id),
+      workspaceId,
+      id,
+      url: input.url,
+      events: [...new Set(input.events)],
+      description: input.description ?? null,
+      secret: newSecret(),
+      createdAt: new Date().toISOString(),
+    };
+    await this.table.put(item);
+    return item;
+  }
+
+  list(workspaceId: string, limit: number, cursor?: string): Promise<Page<EndpointItem>> {
+    return this.table.page<EndpointItem>({
+      pk: wsKey(workspaceId),
+      skPrefix: ENDPOINT_PREFIX,
+      limit,
+      cursor,
+      newestFirst: true,
+    });
+  }
+
+  /** The endpoint, or undefined when the workspace has none of that id. */
+  async find(workspaceId: string, id: string): Promise<EndpointItem | undefined> {
+    return isId("webhook", id)
+      ? this.table.get<EndpointItem>(wsKey(workspaceId), endpointKey(id))
+      : undefined;
+  }
+
+  async get(workspaceId: string, id: string): Promise<EndpointItem> {
+    const item = await this.find(workspaceId, id);
+    if (!item) throw notFound("webhook endpoint", id);
+    return item;
+  }
+
+  /** Removes the endpoint: its queued deliveries are dropped, its log expires with time. */
+  async delete(workspaceId: string, id: string): Promise<void> {
+    const pk = wsKey(workspaceId);
+    if (!isId("webhook", id) || !(await this.table.delete(pk, endpointKey(id)))) {
+      throw notFound("webhook endpoint", id);
+    }
+    await this.table.decrement(pk, COUNT_KEY, "count", 1);
+  }
+
+  /** Every endpoint of the workspace with what it subscribes to (at most MAX_ENDPOINTS). */
+  subscribers(workspaceId: string): Promise<Array<Pick<EndpointItem, "id" | "events">>> {
+    return this.table.all<EndpointItem>(wsKey(workspaceId), ENDPOINT_PREFIX, ["id", "events"]);
+  }
+
+  deliveries(workspaceId: string, endpointId: string, limit: number, cursor?: string) {
+    return this.table.page<AttemptItem>({
+      pk: wsKey(workspaceId),
+      skPrefix: logPrefix(endpointId),
+      limit,
+      cursor,
+      newestFirst: true,
+    });
+  }
+
+  /** The logged outcome of one attempt at one event, if it was logged. */
+  attempt(workspaceId: string, endpointId: string, eventId: string, attempt: number) {
+    return this.table.get<AttemptItem>(wsKey(workspaceId), logKey(endpointId, eventId, attempt));
+  }
+
+  async record(workspaceId: string, endpointId: string, attempt: Attempt): Promise<void> {
+    await this.table.put({
+      pk: wsKey(workspaceId),
+      sk: logKey(endpointId, attempt.eventId, attempt.attempt),
+      endpointId,
+      ...attempt,
+      [TTL_ATTRIBUTE]: Math.floor(Date.now() / 1000) + LOG_DAYS * 86_400,
+    });
+  }
+}
