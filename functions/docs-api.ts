@@ -4,6 +4,7 @@ import { loadCorsOrigins } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { denyAll } from "../lib/http/auth.js";
 import { docsModule } from "../lib/http/docs.js";
+import { getHealth, healthModule } from "../lib/http/health.js";
 import { artifactRoutes } from "../lib/intel/artifacts-routes.js";
 import { generateRoutes } from "../lib/intel/generate-routes.js";
 import { intelRoutes } from "../lib/intel/routes.js";
@@ -16,6 +17,7 @@ import { uploadRoutes } from "../lib/knowledge/uploads/routes.js";
  * pull every function into this bundle; a test checks the two agree.
  */
 export const documentedRoutes = [
+  getHealth,
   ...knowledgeRoutes,
   ...crawlRoutes,
   ...uploadRoutes,
@@ -25,11 +27,11 @@ export const documentedRoutes = [
   ...artifactRoutes,
 ];
 
-/** The API reference: /openapi.json and /docs, public. It touches no store, so it reads only CORS_ORIGINS. */
+/** The API reference (/openapi.json, /docs) and /health, public. It touches no store, so it reads only CORS_ORIGINS. */
 export const app = createServiceApp({
   authenticate: denyAll,
   corsOrigins: loadCorsOrigins(),
-  modules: [docsModule(documentedRoutes)],
+  modules: [docsModule(documentedRoutes), healthModule()],
 });
 
 export const handler = handle(app);

@@ -2,6 +2,8 @@ import type { RouteConfig } from "@hono/zod-openapi";
 import type { ScheduledHandler, SQSHandler } from "aws-lambda";
 import { competitorRoutes } from "../lib/competitors/routes.js";
 import type { ServiceApp } from "../lib/http/app.js";
+import { VIEWER_FILE } from "../lib/http/docs.js";
+import { getHealth } from "../lib/http/health.js";
 import { artifactRoutes } from "../lib/intel/artifacts-routes.js";
 import { generateRoutes } from "../lib/intel/generate-routes.js";
 import { intelRoutes } from "../lib/intel/routes.js";
@@ -93,8 +95,10 @@ export const apiFunctions: ApiFunction[] = [
     name: "docs-api",
     entry: "functions/docs-api.ts",
     routes: [
+      getHealth,
       { method: "get", path: "/openapi.json", responses: {} },
       { method: "get", path: "/docs", responses: {} },
+      { method: "get", path: `/docs/${VIEWER_FILE}`, responses: {} },
     ],
     access: {},
     load: () => import("./docs-api.js"),

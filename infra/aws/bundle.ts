@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type BuildOptions, build, type Plugin } from "esbuild";
 import { apiFunctions, queueWorkers, scheduledFunctions } from "../../functions/manifest.js";
+import { VIEWER_FILE, viewerSource } from "../../lib/http/docs.js";
 
 export const REPO_ROOT = join(import.meta.dirname, "../..");
 
@@ -116,6 +117,10 @@ export async function bundleFunction(
       ...bundleOptions("lib/files/parse-worker.ts", join(dir, "parse-worker.mjs"), modules),
       metafile: false,
     });
+  }
+  if (inputs.some((input) => input.endsWith("lib/http/docs.ts"))) {
+    // The API reference serves its viewer (Scalar's prebuilt bundle) from beside the bundle.
+    copyFileSync(viewerSource(), join(dir, VIEWER_FILE));
   }
   if (modules.length > 0 && installNodeModules) {
     const dependencies = Object.fromEntries(modules.map((m) => [m, installedVersion(m)]));

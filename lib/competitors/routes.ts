@@ -68,6 +68,7 @@ const EventId = idParams("evt_01JD3Q8Y5V2N6W3KX9T7M4PZ8R");
 const tags = ["Competitors"];
 
 export const createCompetitor = createRoute({
+  operationId: "createCompetitor",
   method: "post",
   path: "/api/intel/competitors",
   tags,
@@ -89,6 +90,7 @@ export const createCompetitor = createRoute({
 });
 
 export const listCompetitors = createRoute({
+  operationId: "listCompetitors",
   method: "get",
   path: "/api/intel/competitors",
   tags,
@@ -104,6 +106,7 @@ export const listCompetitors = createRoute({
 });
 
 export const getCompetitor = createRoute({
+  operationId: "getCompetitor",
   method: "get",
   path: "/api/intel/competitors/{id}",
   tags,
@@ -113,6 +116,7 @@ export const getCompetitor = createRoute({
 });
 
 export const deleteCompetitor = createRoute({
+  operationId: "deleteCompetitor",
   method: "delete",
   path: "/api/intel/competitors/{id}",
   tags,
@@ -123,6 +127,7 @@ export const deleteCompetitor = createRoute({
 });
 
 export const checkCompetitor = createRoute({
+  operationId: "checkCompetitor",
   method: "post",
   path: "/api/intel/competitors/{id}/check",
   tags,
@@ -138,6 +143,7 @@ export const checkCompetitor = createRoute({
 });
 
 export const checkAllCompetitors = createRoute({
+  operationId: "checkAllCompetitors",
   method: "post",
   path: "/api/intel/competitors/check-all",
   tags,
@@ -152,6 +158,7 @@ export const checkAllCompetitors = createRoute({
 });
 
 export const listEvents = createRoute({
+  operationId: "listEvents",
   method: "get",
   path: "/api/intel/events",
   tags,
@@ -178,6 +185,7 @@ export const listEvents = createRoute({
 });
 
 export const patchEvent = createRoute({
+  operationId: "updateEvent",
   method: "patch",
   path: "/api/intel/events/{id}",
   tags,

@@ -11,8 +11,11 @@ import { domainErrorResponse, errorResponse } from "./errors.js";
 
 export interface AppEnv {
   Variables: { requestId: string; workspaceId: string };
-  /** Set by hono/aws-lambda on AWS; empty or node-server bindings locally. */
-  Bindings: { event?: { requestContext?: { requestId?: string } } };
+  /**
+   * Set by hono/aws-lambda on AWS (`path` is the full path, stage included); empty or
+   * node-server bindings locally.
+   */
+  Bindings: { event?: { requestContext?: { requestId?: string; path?: string } } };
 }
 
 /** Largest JSON request body accepted. */

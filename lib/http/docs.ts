@@ -1,5 +1,11 @@
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv, Module } from "./app.js";
+import { API_VERSION } from "./health.js";
 
 /** The OpenAPI 3.1 document, built from the same route definitions that validate requests. */
 export function openApiDocument(routes: RouteConfig[]) {
@@ -18,31 +24,99 @@ export function openApiDocument(routes: RouteConfig[]) {
     openapi: "3.1.0",
     info: {
       title: "Knowledge Base and Marketing Intel API",
-      version: "1.0.0",
+      version: API_VERSION,
       description:
         'Errors always have the body `{"error":{"code","message","details?"}}`. Lists are paged with `limit` and the opaque `cursor` from `nextCursor`.',
     },
   });
 }
 
-const page = `<!doctype html>
+/**
+ * Where the API is mounted as the caller reached it: on AWS the stage (`/v1`), or a custom
+ * domain's base path, is the part of the request's full path before the route's own path;
+ * locally the root. Relative, so it resolves against the host the document was fetched from.
+ */
+function serverUrl(c: Context<AppEnv>): string {
+  const full = c.env?.event?.requestContext?.path ?? "";
+  const base = full.endsWith(c.req.path) ? full.slice(0, full.length - c.req.path.length) : "";
+  return base || "/";
+}
+
+/**
+ * Scalar's prebuilt viewer, served by the docs function itself (no CDN, works offline). Bundled,
+ * it is the file `VIEWER_FILE` beside the function's bundle (infra/aws/bundle.ts puts it there);
+ * from the TypeScript sources, it is read from node_modules.
+ */
+export const VIEWER_FILE = "api-reference.js";
+
+/** The viewer's file in node_modules. */
+export function viewerSource(base = import.meta.url): string {
+  const packageMain = createRequire(base).resolve("@scalar/api-reference");
+  return join(dirname(packageMain), "browser", "standalone.js");
+}
+
+interface Viewer {
+  script: string;
+  /** Changes with the script, so that it can be cached for good under a URL that names it. */
+  version: string;
+}
+
+async function loadViewer(base = import.meta.url): Promise<Viewer> {
+  const fromSource = base.endsWith(".ts");
+  const script = await readFile(
+    fromSource ? viewerSource(base) : new URL(VIEWER_FILE, base),
+    "utf8",
+  );
+  return { script, version: createHash("sha256").update(script).digest("hex").slice(0, 16) };
+}
+
+/** Fonts come with the page's own, and "try it" sends requests straight to the API (no proxy). */
+const VIEWER_CONFIGURATION = JSON.stringify({
+  withDefaultFonts: false,
+  telemetry: false,
+  proxyUrl: "",
+});
+
+const page = (viewer: Viewer) => `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body>
-<script id="api-reference" data-url="openapi.json"></script>
-<script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference"></script>
+<script id="api-reference" data-url="openapi.json" data-configuration='${VIEWER_CONFIGURATION}'></script>
+<script src="docs/${VIEWER_FILE}?v=${viewer.version}"></script>
 </body>
 </html>`;
 
-/** Serves `/openapi.json` and an interactive reference at `/docs` (no key needed). */
+const YEAR_SECONDS = 365 * 24 * 3600;
+
+/**
+ * Serves `/openapi.json` (with the server the caller reached), the interactive reference at
+ * `/docs` and its viewer script; no key needed.
+ */
 export function docsModule(routes: RouteConfig[]): Module {
   const app = new OpenAPIHono<AppEnv>();
   let document: ReturnType<typeof openApiDocument> | undefined;
+  let viewer: Promise<Viewer> | undefined;
+  const theViewer = () => {
+    viewer ??= loadViewer().catch((err: unknown) => {
+      viewer = undefined;
+      throw err;
+    });
+    return viewer;
+  };
   app.get("/openapi.json", (c) => {
     document ??= openApiDocument(routes);
-    return c.json(document);
+    return c.json({ ...document, servers: [{ url: serverUrl(c) }] });
   });
-  app.get("/docs", (c) => c.html(page));
+  app.get("/docs", async (c) => c.html(page(await theViewer())));
+  app.get(`/docs/${VIEWER_FILE}`, async (c) => {
+    const { script, version } = await theViewer();
+    const cache =
+      c.req.query("v") === version ? `public, max-age=${YEAR_SECONDS}, immutable` : "no-cache";
+    return c.body(script, 200, {
+      "Content-Type": "text/javascript; charset=utf-8",
+      "Cache-Control": cache,
+    });
+  });
   return app;
 }

@@ -17,6 +17,7 @@ export const modelErrors = {
 } as const;
 
 export const getBrand = createRoute({
+  operationId: "getBrand",
   method: "get",
   path: "/api/brand",
   tags: ["Brand"],
@@ -26,6 +27,7 @@ export const getBrand = createRoute({
 });
 
 export const putBrand = createRoute({
+  operationId: "saveBrand",
   method: "put",
   path: "/api/brand",
   tags: ["Brand"],
@@ -78,6 +80,7 @@ const EVENTS = [
 ].join(" ");
 
 export const chat = createRoute({
+  operationId: "chat",
   method: "post",
   path: "/api/chat",
   tags: ["Chat"],

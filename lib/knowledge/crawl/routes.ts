@@ -132,6 +132,7 @@ const conflict = {
 };
 
 export const startCrawl = createRoute({
+  operationId: "startCrawl",
   method: "post",
   path: "/api/knowledge/crawl",
   tags,
@@ -149,6 +150,7 @@ export const startCrawl = createRoute({
 });
 
 export const getCrawl = createRoute({
+  operationId: "getCrawl",
   method: "get",
   path: "/api/knowledge/crawl/{crawlId}",
   tags,
@@ -158,6 +160,7 @@ export const getCrawl = createRoute({
 });
 
 export const listCrawlPages = createRoute({
+  operationId: "listCrawlPages",
   method: "get",
   path: "/api/knowledge/crawl/{crawlId}/pages",
   tags,
@@ -180,6 +183,7 @@ export const listCrawlPages = createRoute({
 });
 
 export const cancelCrawl = createRoute({
+  operationId: "cancelCrawl",
   method: "delete",
   path: "/api/knowledge/crawl/{crawlId}",
   tags,

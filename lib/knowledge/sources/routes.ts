@@ -75,6 +75,7 @@ const IdParams = z.object({
 const tags = ["Knowledge"];
 
 export const createSource = createRoute({
+  operationId: "createSource",
   method: "post",
   path: "/api/knowledge",
   tags,
@@ -97,6 +98,7 @@ export const createSource = createRoute({
 });
 
 export const listSources = createRoute({
+  operationId: "listSources",
   method: "get",
   path: "/api/knowledge",
   tags,
@@ -122,6 +124,7 @@ export const listSources = createRoute({
 });
 
 export const getSource = createRoute({
+  operationId: "getSource",
   method: "get",
   path: "/api/knowledge/{id}",
   tags,
@@ -131,6 +134,7 @@ export const getSource = createRoute({
 });
 
 export const patchSource = createRoute({
+  operationId: "updateSource",
   method: "patch",
   path: "/api/knowledge/{id}",
   tags,
@@ -142,6 +146,7 @@ export const patchSource = createRoute({
 });
 
 export const reindexSource = createRoute({
+  operationId: "reindexSource",
   method: "post",
   path: "/api/knowledge/{id}/reindex",
   tags,
@@ -151,6 +156,7 @@ export const reindexSource = createRoute({
 });
 
 export const deleteSource = createRoute({
+  operationId: "deleteSource",
   method: "delete",
   path: "/api/knowledge/{id}",
   tags,
@@ -173,6 +179,7 @@ export const SearchResultSchema = z
   .openapi("SearchResult");
 
 export const searchKnowledge = createRoute({
+  operationId: "searchKnowledge",
   method: "post",
   path: "/api/knowledge/search",
   tags,

@@ -25,6 +25,7 @@ export const PendingUploadSchema = z
   .openapi("PendingUpload");
 
 export const createUpload = createRoute({
+  operationId: "createUpload",
   method: "post",
   path: "/api/knowledge/uploads",
   tags: ["Knowledge"],
