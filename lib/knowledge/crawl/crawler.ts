@@ -14,6 +14,7 @@ import type { RobotsRules } from "../../web/robots.js";
 import type { PoliteSession } from "../../web/session.js";
 import { readSitemaps } from "../../web/sitemap.js";
 import { canonicalUrl } from "../../web/url.js";
+import type { WebhookEvents } from "../../webhooks/events.js";
 import { type Sources, sourceBlobPrefix } from "../sources/sources.js";
 import { CrawlScope } from "./scope.js";
 import {
@@ -47,6 +48,8 @@ export interface CrawlerDeps {
   stallMs: number;
   /** Seconds between watchdog checks. */
   watchSeconds: number;
+  /** Told `crawl.completed` when a crawl ends. */
+  events?: WebhookEvents | undefined;
   /** The watchdog's clock; tests move it forward instead of waiting. */
   now?: () => number;
 }
