@@ -1,6 +1,7 @@
 import { notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
+import type { WebhookEvents } from "../webhooks/events.js";
 import type { Change, ChangeKind } from "./diff.js";
 import { SECTIONS, type Section } from "./sections.js";
 import type { Severity } from "./severity.js";
@@ -89,7 +90,11 @@ export function toPublic(item: EventItem): CompetitorEvent {
  * and filters never need an index.
  */
 export class Events {
-  constructor(private readonly table: Table) {}
+  constructor(
+    private readonly table: Table,
+    /** Told `competitor.event` for each event recorded. */
+    private readonly webhooks?: WebhookEvents,
+  ) {}
 
   async record(
     workspaceId: string,
@@ -111,6 +116,9 @@ export class Events {
       };
       await this.table.put(item);
       events.push(toPublic(item));
+    }
+    for (const event of events) {
+      await this.webhooks?.emit(workspaceId, "competitor.event", { ...event });
     }
     return events;
   }

@@ -1,6 +1,7 @@
 import type { Blobs } from "../store/blobs.js";
 import type { Table } from "../store/table.js";
 import type { SafeFetcher } from "../web/fetch.js";
+import type { WebhookEvents } from "../webhooks/events.js";
 import type { BriefWriter } from "./brief.js";
 import { Checker, type CheckLimits } from "./check.js";
 import { Competitors } from "./competitors.js";
@@ -18,13 +19,15 @@ export interface CompetitorServiceDeps {
   atsApis?: AtsApis;
   /** Where checks read fetched pages; the process's sandbox by default. */
   reader?: PageReader;
+  /** Told `competitor.event` for each change event recorded. */
+  webhooks?: WebhookEvents;
 }
 
 /** The competitor services over one table and bucket, wired to each other. */
 export function createCompetitorServices(deps: CompetitorServiceDeps) {
   const snapshots = new Snapshots(deps.blobs);
   const competitors = new Competitors({ table: deps.table, snapshots });
-  const events = new Events(deps.table);
+  const events = new Events(deps.table, deps.webhooks);
   const checker = new Checker({
     competitors,
     events,
