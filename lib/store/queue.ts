@@ -25,8 +25,6 @@ export const CrawlMessage = z.discriminatedUnion("kind", [
     workspaceId: z.string(),
     crawlId: z.string(),
     pageKey: z.string(),
-    /** Epoch ms of the politeness slot this page already holds. */
-    notBefore: z.number().optional(),
   }),
   z.object({ kind: z.literal("crawl-watch"), workspaceId: z.string(), crawlId: z.string() }),
 ]);
