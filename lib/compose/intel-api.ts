@@ -17,6 +17,7 @@ export function intelServices(config: Config) {
   const llm = llmOf(config);
   const retriever = retrieverOf(config, stores, llm);
   const brands = new BrandProfiles(stores.table);
+  const artifacts = new Artifacts(stores.table);
   return {
     ...shared,
     brands,
@@ -30,7 +31,8 @@ export function intelServices(config: Config) {
         events: new Events(stores.table),
       }),
       quotas,
+      artifacts,
     }),
-    artifacts: new Artifacts(stores.table),
+    artifacts,
   };
 }

@@ -12,9 +12,10 @@ import { ALL_MODULES, MODULE_NAMES } from "./modules/index.js";
 export function generateApi({ generator }: { generator: IntelGenerator }) {
   const app = createModule();
   for (const module of ALL_MODULES) {
-    app.openapi(moduleRoute(module), async (c) =>
-      c.json(await generator.generate(c.get("workspaceId"), module, c.req.valid("json")), 200),
-    );
+    app.openapi(moduleRoute(module), async (c) => {
+      const { save, ...input } = c.req.valid("json") as { save?: boolean };
+      return c.json(await generator.generate(c.get("workspaceId"), module, input, { save }), 200);
+    });
   }
   app.post("/api/intel/:module", (c) => {
     throw new DomainError(

@@ -20,12 +20,29 @@ const answerOf = <N extends string, I extends z.ZodType, O extends z.ZodType>(
       output: module.output,
       citations: z.array(CitationSchema),
       artifact: draftOf(module),
+      artifactId: z.string().optional().openapi({
+        description: "The stored artifact's id (`art_...`), when the request had `save: true`",
+      }),
       warnings: z.array(z.string()).openapi({
         description:
           "Soft limits of the output the model's answer did not meet, e.g. fewer items than asked; the answer is kept, and cut where it was too long",
       }),
     })
     .openapi(componentName(module.name, "Answer"));
+
+/** Asks to store the answer's artifact in the same request. */
+const save = z.boolean().optional().openapi({
+  description:
+    "Store the answer's artifact as `POST /api/artifacts` would, and answer its id as `artifactId`",
+});
+
+/** A module's request body: its inputs, and `save`. */
+export const requestOf = <N extends string, I extends z.ZodType, O extends z.ZodType>(
+  module: IntelModule<N, I, O>,
+) =>
+  (module.input as unknown as z.ZodObject)
+    .safeExtend({ save })
+    .openapi(componentName(module.name, "Request"));
 
 /**
  * One module's route, as the intel app registers it so each body is validated against its own
@@ -37,7 +54,7 @@ export const moduleRoute = <N extends string, I extends z.ZodType, O extends z.Z
   createRoute({
     method: "post",
     path: `/api/intel/${module.name}`,
-    request: { body: jsonBody(module.input) },
+    request: { body: jsonBody(requestOf(module)) },
     responses: { 200: jsonResponse(answerOf(module), module.summary) },
   });
 
@@ -50,7 +67,9 @@ export const generateIntel = createRoute({
   description: [
     "The body is the module's inputs (`PersonaInput`, `CompetitorInput`, ...); the answer's `output` follows the module's output schema.",
     "Generation is grounded in the brand profile and in the passages of enabled sources that best match the inputs, which the output cites as `[n]` (the n-th of `citations`); for `competitor`, a tracked competitor (by `competitorId`, or tracked under `domain`) adds its record and its recent change events.",
-    "`artifact` can be saved unchanged with `POST /api/artifacts`.",
+    "Every module accepts `segment`, `domain`, `company`, `stage` and `notes` beside its own inputs; what a module needs and the request leaves out is taken from the brand profile (product, audience) or inferred from it and the knowledge base, and only an input that cannot be derived is a 400 naming it.",
+    "`artifact` can be saved unchanged with `POST /api/artifacts`, or in the same request with `save: true` (the answer then has `artifactId`).",
+    "Size limits of an output are soft: an answer of the right shape is kept, cut where it is too long, and `warnings` lists what fell short.",
     "Without a brand profile the answer is a 409 `brand_profile_missing`, never a generic result. Generation ends within the time budget or answers 504.",
   ].join(" "),
   request: {
@@ -61,7 +80,7 @@ export const generateIntel = createRoute({
         example: "persona",
       }),
     }),
-    body: jsonBody(z.union(ALL_MODULES.map((m) => m.input))),
+    body: jsonBody(z.union(ALL_MODULES.map(requestOf))),
   },
   responses: {
     200: jsonResponse(

@@ -1,14 +1,15 @@
 import type { z } from "@hono/zod-openapi";
-import { DomainError } from "../errors.js";
+import { DomainError, invalid } from "../errors.js";
 import type { Retriever, SearchResult } from "../knowledge/retrieval/retrieval.js";
 import type { Quotas } from "../limits/quotas.js";
 import type { LlmClient } from "../llm/client.js";
 import { llmUnavailable } from "../llm/errors.js";
 import { generateObject } from "../llm/structured.js";
-import type { BrandProfiles } from "./brand.js";
+import type { ArtifactDraft, Artifacts } from "./artifacts.js";
+import type { BrandProfile, BrandProfiles } from "./brand.js";
 import { type Citation, CitationMarkers, citationsFor } from "./citations.js";
 import { type CompetitorIntel, competitorSection } from "./competitor-context.js";
-import type { IntelModule } from "./modules/module.js";
+import type { IntelModule, Need } from "./modules/module.js";
 import {
   brandSection,
   type ContextBudget,
@@ -25,6 +26,8 @@ export interface IntelAnswer<N extends string = string, I = unknown, O = unknown
   artifact: { module: N; title: string; inputs: I; output: O; citations: Citation[] };
   /** Soft limits of the output the answer did not meet (it is kept, and cut where too long). */
   warnings: string[];
+  /** The stored artifact's id, when the request asked to save it. */
+  artifactId?: string;
 }
 
 export interface IntelDeps {
@@ -34,6 +37,8 @@ export interface IntelDeps {
   competitors: CompetitorIntel;
   /** Each generation takes one of the workspace's daily model calls (a repair is part of it). */
   quotas: Quotas;
+  /** Where `save: true` stores the answer's artifact. */
+  artifacts: Artifacts;
 }
 
 const brandProfileMissing = () =>
@@ -60,12 +65,52 @@ function systemPrompt(module: IntelModule, data: PromptData): string {
   ].join("\n");
 }
 
-/** The caller's inputs, as the request the model answers (the caller's own words, like a chat question). */
-function requestSection(module: IntelModule, input: object): string {
-  const lines = Object.entries(input)
+/** A module's inputs with what the request left out filled in, and how each was found. */
+interface Filled {
+  input: Record<string, unknown>;
+  /** Fields taken from the brand profile. */
+  fromBrand: string[];
+  /** Fields the model is to infer. */
+  inferred: string[];
+}
+
+/** Fills the inputs a module needs from the brand profile; the rest are to be inferred. */
+function fill(needs: Need<never>[], input: object, brand: BrandProfile): Filled {
+  const filled: Filled = { input: { ...input }, fromBrand: [], inferred: [] };
+  for (const need of needs) {
+    if (filled.input[need.field] !== undefined) continue;
+    const value = need.fromBrand?.(brand);
+    if (value) {
+      filled.input[need.field] = value;
+      filled.fromBrand.push(need.field);
+    } else filled.inferred.push(need.field);
+  }
+  return filled;
+}
+
+/** Refuses a request missing an input that neither the brand profile nor the passages give. */
+function refuseUnderivable(needs: Need<never>[], filled: Filled, passages: number): void {
+  for (const need of needs) {
+    if (!filled.inferred.includes(need.field)) continue;
+    if (need.otherwise === "infer" || (need.otherwise === "infer_from_passages" && passages > 0))
+      continue;
+    const message = `\`${need.field}\` is needed and cannot be derived from the brand profile or the knowledge base: ${need.hint}`;
+    throw invalid(message, { issues: [{ path: need.field, message }] });
+  }
+}
+
+/** The inputs as the request the model answers (the caller's own words, like a chat question). */
+function requestSection(module: IntelModule, filled: Filled): string {
+  const lines = Object.entries(filled.input)
     .filter(([, value]) => value !== undefined)
-    .map(([key, value]) => `- ${key}: ${Array.isArray(value) ? value.join("; ") : String(value)}`);
-  return `Request (${module.name}):\n${lines.join("\n")}`;
+    .map(([key, value]) => {
+      const text = Array.isArray(value) ? value.join("; ") : String(value);
+      return `- ${key}: ${text}${filled.fromBrand.includes(key) ? " (from the brand profile)" : ""}`;
+    });
+  const inferred = filled.inferred.map(
+    (key) => `- ${key}: not given; choose what fits best from the brand profile and the passages`,
+  );
+  return `Request (${module.name}):\n${[...lines, ...inferred].join("\n")}`;
 }
 
 /**
@@ -115,6 +160,7 @@ export class IntelGenerator {
     workspaceId: string,
     module: IntelModule<N, I, O>,
     input: z.output<I>,
+    options: { save?: boolean | undefined } = {},
   ): Promise<IntelAnswer<N, z.output<I>, z.output<O>>> {
     const { llm, brands, competitors, retriever, quotas } = this.deps;
     if (!llm.available) throw llmUnavailable();
@@ -125,11 +171,15 @@ export class IntelGenerator {
       ref ? competitors.find(workspaceId, ref) : undefined,
     ]);
     if (!brand) throw brandProfileMissing();
-    const query = module.query(input, tracked?.competitor);
+    const needs = (module.needs ?? []) as Need<never>[];
+    const filled = fill(needs, input as object, brand);
+    const complete = filled.input as z.output<I>;
+    const query = module.query(complete, tracked?.competitor);
     const passages = fitPassages(
       await retriever.search(workspaceId, query, this.context.passages),
       this.context,
     );
+    refuseUnderivable(needs, filled, passages.length);
 
     // Charged only once nothing else can refuse the request, right before the model is called.
     await quotas.consume(workspaceId, "model_calls");
@@ -138,7 +188,7 @@ export class IntelGenerator {
       brandSection(data, brand),
       ...(ref ? [competitorSection(data, tracked)] : []),
       passagesSection(data, passages),
-      requestSection(module, input as object),
+      requestSection(module, filled),
     ];
     const { value, warnings } = await generateObject(llm, {
       name: `intel_${module.name}`,
@@ -152,13 +202,12 @@ export class IntelGenerator {
       operation: `intel.${module.name}`,
     });
     const { output, citations } = cite(value, passages);
-    const title = module.title(input, output).slice(0, 200).trim();
-    return {
-      module: module.name,
-      output,
-      citations,
-      artifact: { module: module.name, title, inputs: input, output, citations },
-      warnings,
-    };
+    const title = module.title(complete, output).slice(0, 200).trim();
+    const artifact = { module: module.name, title, inputs: input, output, citations };
+    const answer = { module: module.name, output, citations, artifact, warnings };
+    if (!options.save) return answer;
+    // Stored as `POST /api/artifacts` stores it (an artifact over its size limit is a 413).
+    const saved = await this.deps.artifacts.create(workspaceId, artifact as ArtifactDraft);
+    return { ...answer, artifactId: saved.id };
   }
 }

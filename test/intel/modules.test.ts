@@ -6,11 +6,13 @@ import { Events } from "../../lib/competitors/events.js";
 import { Snapshots } from "../../lib/competitors/snapshot.js";
 import { createServiceApp } from "../../lib/http/app.js";
 import { bearerAuth } from "../../lib/http/auth.js";
+import { openApiDocument } from "../../lib/http/docs.js";
 import { Artifacts } from "../../lib/intel/artifacts.js";
 import { artifactsApi } from "../../lib/intel/artifacts-api.js";
 import { CompetitorIntel } from "../../lib/intel/competitor-context.js";
 import { IntelGenerator } from "../../lib/intel/generate.js";
 import { generateApi } from "../../lib/intel/generate-api.js";
+import { generateRoutes } from "../../lib/intel/generate-routes.js";
 import { ALL_MODULES } from "../../lib/intel/modules/index.js";
 import type { IntelModule } from "../../lib/intel/modules/module.js";
 import { Quotas } from "../../lib/limits/quotas.js";
@@ -100,6 +102,7 @@ function intelApp(options: Options = {}) {
       events: new Events(table),
     }),
     quotas: options.quotas ?? roomyQuotas(table),
+    artifacts: new Artifacts(table),
   });
   return createServiceApp({
     authenticate: bearerAuth(new KeyStore(table, 0)),
@@ -256,6 +259,7 @@ describe("each module", () => {
         artifact: Json;
       };
       expect(res.body.module).toBe(name);
+      expect(res.body.warnings).toEqual([]);
       expect(JSON.stringify(output)).toContain("example [1]");
       expect(citations).toEqual([
         {
@@ -377,10 +381,10 @@ describe("structured answers", () => {
 
 describe("refusals", () => {
   it.each([
-    ["a missing required input", "persona", {}, "segment"],
     ["a wrong type", "persona", { segment: 42 }, "segment"],
     ["an unknown field", "kpi", { goal: "Grow", budget: 10 }, ""],
-    ["a value outside the enum", "gtm", { product: "X", stage: "unicorn" }, "stage"],
+    ["a stage too long to be one", "gtm", { product: "X", stage: "x".repeat(101) }, "stage"],
+    ["a misspelt document input", "journey", { segmnt: "SMB" }, ""],
     ["neither domain nor competitorId", "competitor", { segment: "SMB" }, "domain"],
     ["an empty input", "messaging", { product: "   " }, "product"],
   ])("answers 400 for %s", async (_, module, inputs, path) => {
@@ -452,5 +456,106 @@ describe("refusals", () => {
     expect(second.status).toBe(429);
     expect(second.body).toMatchObject({ error: { code: "quota_exceeded" } });
     expect(intel.fake.chatRequests()).toHaveLength(1);
+  });
+});
+
+describe("the document's inputs", () => {
+  const DOCUMENT = {
+    segment: "Heads of growth at B2B SaaS companies",
+    domain: "rival-labs.com",
+    company: "Rival Labs",
+    stage: "launch",
+    notes: "Focus on the EU",
+  };
+
+  it.each(ALL_MODULES.map((m) => [m.name] as const))(
+    "%s answers segment, domain, company, stage and notes with nothing else",
+    async (name) => {
+      const res = await generate(acme, name, DOCUMENT);
+      expect(res.status).toBe(200);
+      const prompt = intel.fake.prompt();
+      for (const value of Object.values(DOCUMENT)) expect(prompt).toContain(value);
+    },
+  );
+
+  it("fills a missing product from the brand profile and leaves a missing goal to the model", async () => {
+    const ws = await intel.workspace("Filled");
+    await intel.brands.put(ws.id, { ...BRAND, products: ["Acme Pulse"], audience: "RevOps leads" });
+    expect((await generate(ws, "gtm", { stage: "launch" })).status).toBe(200);
+    expect(intel.fake.prompt()).toContain("- product: Acme Pulse (from the brand profile)");
+    expect((await generate(ws, "messaging", {})).status).toBe(200);
+    expect(intel.fake.prompt()).toContain("- product: Acme Analytics (from the brand profile)");
+    expect((await generate(ws, "persona", {})).status).toBe(200);
+    expect(intel.fake.prompt()).toContain("- segment: RevOps leads (from the brand profile)");
+    const kpi = await generate(ws, "kpi", { stage: "growth" });
+    expect(kpi.status).toBe(200);
+    expect(intel.fake.prompt()).toContain("- goal: not given; choose what fits best");
+    expect((kpi.body.artifact as Json).inputs).toEqual({ stage: "growth" });
+  });
+
+  it("infers a missing segment from matching passages, and refuses it naming the field when nothing gives one", async () => {
+    expect((await generate(acme, "journey", { product: "Team plan" })).status).toBe(200);
+    expect(intel.fake.prompt()).toContain("- segment: not given");
+
+    const bare = await intel.workspace("Bare");
+    await intel.brands.put(bare.id, BRAND);
+    intel.fake.reset();
+    const res = await generate(bare, "persona", { stage: "launch" });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      error: {
+        code: "validation_failed",
+        message: expect.stringContaining("`segment` is needed"),
+        details: { issues: [{ path: "segment", message: expect.stringContaining("audience") }] },
+      },
+    });
+    expect(intel.fake.chatRequests()).toHaveLength(0);
+  });
+
+  it("shows suggested values as examples, not as an enumeration", async () => {
+    const doc = openApiDocument(generateRoutes);
+    const schemas = doc.components?.schemas as Record<string, { properties: Record<string, Json> }>;
+    const kpi = schemas.KpiRequest?.properties ?? {};
+    expect(kpi.stage).toMatchObject({ examples: expect.arrayContaining(["launch", "growth"]) });
+    expect(kpi.stage?.enum).toBeUndefined();
+    expect(kpi.motion).toMatchObject({ examples: ["product-led", "sales-led", "hybrid"] });
+    expect(Object.keys(kpi)).toEqual(
+      expect.arrayContaining(["segment", "domain", "company", "save"]),
+    );
+  });
+});
+
+describe("soft limits and saving in one step", () => {
+  it("keeps an answer with fewer items than asked, warns, and the artifact still saves", async () => {
+    const output = outputOf(named("messaging"));
+    intel.fake.enqueue("chat", { json: { ...output, pillars: [] } });
+    const res = await generate(acme, "messaging", { product: "Team plan" });
+    expect(res.status).toBe(200);
+    expect(res.body.warnings).toEqual(["pillars: 0 items, at least 3 asked"]);
+    expect(intel.fake.chatRequests()).toHaveLength(1);
+    expect((await call(acme, "POST", "/api/artifacts", res.body.artifact)).status).toBe(201);
+  });
+
+  it("answers with a server that supports only json_object", async () => {
+    intel.fake.formats("json_object");
+    const res = await generate(acme, "kpi", { goal: "Grow revenue" }, intelApp());
+    expect(res.status).toBe(200);
+    expect(intel.fake.chatRequests().map((r) => r.response_format?.type)).toEqual([
+      "json_schema",
+      "json_object",
+    ]);
+  });
+
+  it("stores the artifact with save: true and answers its id", async () => {
+    const res = await generate(acme, "persona", { segment: "Heads of growth", save: true });
+    expect(res.status).toBe(200);
+    expect(res.body.artifactId).toMatch(/^art_/);
+    const stored = await call(acme, "GET", `/api/artifacts/${res.body.artifactId}`);
+    expect(stored.body).toMatchObject(res.body.artifact as Json);
+    expect((stored.body.inputs as Json).save).toBeUndefined();
+    expect((await call(other, "GET", `/api/artifacts/${res.body.artifactId}`)).status).toBe(404);
+
+    const unsaved = await generate(acme, "persona", { segment: "Heads of growth" });
+    expect(unsaved.body.artifactId).toBeUndefined();
   });
 });

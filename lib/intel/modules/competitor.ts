@@ -1,19 +1,20 @@
 import { z } from "@hono/zod-openapi";
 import { normalizeDomain } from "../../competitors/domain.js";
-import { notes, objections, phrase, phrases, text } from "./fields.js";
+import { documentInputs, objections, phrase, phrases, text } from "./fields.js";
 import { defineModule, queryOf } from "./module.js";
 
 const input = z
   .strictObject({
+    ...documentInputs,
     domain: text(2048, "The competitor's domain or URL; a tracked competitor with it adds its data")
       .optional()
       .openapi({ example: "rival.com" }),
     competitorId: text(64, "A tracked competitor (`comp_...`) instead of a domain").optional(),
+    company: text(200, "The competitor's name, with or instead of its domain").optional(),
     segment: text(300, "The segment to compare in, when not the whole market").optional(),
-    notes,
   })
-  .refine((i) => i.domain !== undefined || i.competitorId !== undefined, {
-    message: "Give `domain` or `competitorId`",
+  .refine((i) => Boolean(i.domain ?? i.competitorId ?? i.company), {
+    message: "Give the competitor: `domain`, `competitorId` or `company`",
     path: ["domain"],
   })
   .openapi("CompetitorInput");
@@ -68,11 +69,12 @@ export const competitor = defineModule({
   query: (i, tracked) =>
     queryOf(
       brandWords(tracked?.domain ?? i.domain),
+      i.company,
       i.segment,
       i.notes,
       "competitor alternative comparison pricing",
     ),
-  title: (i, o) => `Competitor: ${o.competitor || i.domain || i.competitorId}`,
+  title: (i, o) => `Competitor: ${o.competitor || i.company || i.domain || i.competitorId}`,
   instructions: [
     "Analyse the competitor in the request against the brand, as a product marketer preparing a sales battlecard.",
     "Use the tracked competitor data and its recent changes when given; list those changes in recentChanges, newest first.",

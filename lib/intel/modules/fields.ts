@@ -14,11 +14,35 @@ export const notes = text(2000, "Anything else to take into account: focus, cons
   .optional()
   .openapi({ example: "Focus on mid-market accounts in the DACH region" });
 
+/**
+ * A free-form marketing input whose usual values are suggestions, not an enumeration: the
+ * reference lists them as examples and any other short text is taken as the caller wrote it.
+ */
+export const suggested = (max: number, description: string, examples: string[]) =>
+  text(max, `${description}, e.g. ${examples.join(", ")}`)
+    .optional()
+    .openapi({ examples });
+
 /** The company's growth stage: what a plan or a metric set should fit. */
-export const companyStage = z
-  .enum(["pre-launch", "early", "growth", "mature"])
-  .optional()
-  .describe("The company's stage, which the answer must fit (inferred when left out)");
+export const companyStage = suggested(
+  100,
+  "The company's stage, which the answer must fit (inferred when left out)",
+  ["pre-launch", "launch", "early", "growth", "mature"],
+);
+
+/**
+ * The inputs the interface document names for intel, which every module accepts beside its own
+ * (a module may give one a sharper meaning, as `competitor` does with `domain` and `company`).
+ */
+export const documentInputs = {
+  segment: text(300, "The target segment or audience").optional(),
+  domain: text(2048, "The company's domain or URL, when not the brand profile's")
+    .optional()
+    .openapi({ example: "acme.com" }),
+  company: text(200, "The company the answer is for, when not the brand profile's").optional(),
+  stage: companyStage,
+  notes,
+};
 
 /**
  * A phrase of the answer. Limits are hints to the model (strict structured output cannot

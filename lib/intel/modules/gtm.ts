@@ -1,17 +1,19 @@
 import { z } from "@hono/zod-openapi";
-import { buyingRole, companyStage, notes, phrase, phrases, priority, text } from "./fields.js";
+import { buyingRole, documentInputs, phrase, phrases, priority, text } from "./fields.js";
 import { defineModule, queryOf } from "./module.js";
 
 const input = z
   .strictObject({
-    product: text(300, "The product, feature or offer to take to market").openapi({
-      example: "Acme Insights, our new AI reporting add-on",
-    }),
+    ...documentInputs,
+    product: text(
+      300,
+      "The product, feature or offer to take to market (the brand profile's first product, or the brand, when left out)",
+    )
+      .optional()
+      .openapi({ example: "Acme Insights, our new AI reporting add-on" }),
     segment: text(300, "The target market, when already chosen").optional(),
-    stage: companyStage,
     region: text(100, "Launch market or region").optional(),
     timeline: text(100, "Launch date or time frame").optional().openapi({ example: "Q3 2025" }),
-    notes,
   })
   .openapi("GtmInput");
 
@@ -99,4 +101,12 @@ export const gtm = defineModule({
     "Channels are ranked by priority for this audience; risks come with mitigations.",
   ],
   maxTokens: 2000,
+  needs: [
+    {
+      field: "product",
+      fromBrand: (brand) => brand.products?.[0] ?? brand.name,
+      otherwise: "refuse",
+      hint: "send `product`",
+    },
+  ],
 });

@@ -1,14 +1,17 @@
 import { z } from "@hono/zod-openapi";
-import { notes, phrase, phrases, text } from "./fields.js";
+import { documentInputs, phrase, phrases, text } from "./fields.js";
 import { defineModule, queryOf } from "./module.js";
 
 const input = z
   .strictObject({
-    segment: text(300, "Whose journey: the segment or persona").openapi({
-      example: "Marketing managers at e-commerce brands",
-    }),
+    ...documentInputs,
+    segment: text(
+      300,
+      "Whose journey: the segment or persona (the brand profile's audience when left out)",
+    )
+      .optional()
+      .openapi({ example: "Marketing managers at e-commerce brands" }),
     product: text(300, "The product the journey leads to, when not the whole offering").optional(),
-    notes,
   })
   .openapi("JourneyInput");
 
@@ -59,11 +62,19 @@ export const journey = defineModule({
   output,
   query: (i) =>
     queryOf(i.segment, i.product, i.notes, "customer journey buying onboarding questions"),
-  title: (i) => `Customer journey: ${i.segment}`,
+  title: (i, o) => `Customer journey: ${i.segment ?? o.persona}`,
   instructions: [
     "Map the customer journey of the segment in the request, from first awareness to advocacy, as a customer marketing lead would.",
     "Score emotions honestly: show where the experience dips and say why.",
     "KPIs are measurable (a rate, a count or a time), one metric per line.",
   ],
   maxTokens: 2000,
+  needs: [
+    {
+      field: "segment",
+      fromBrand: (brand) => brand.audience,
+      otherwise: "infer_from_passages",
+      hint: "send `segment`, save an `audience` in the brand profile, or add sources about your customers",
+    },
+  ],
 });

@@ -1,18 +1,17 @@
 import { z } from "@hono/zod-openapi";
-import { companyStage, notes, phrase, phrases, text } from "./fields.js";
+import { documentInputs, phrase, phrases, suggested, text } from "./fields.js";
 import { defineModule, queryOf } from "./module.js";
 
 const input = z
   .strictObject({
-    goal: text(300, "The business objective the metrics serve").openapi({
-      example: "Grow self-serve revenue 40% this year",
-    }),
-    stage: companyStage,
-    motion: z
-      .enum(["product-led", "sales-led", "hybrid"])
+    ...documentInputs,
+    goal: text(
+      300,
+      "The business objective the metrics serve (chosen to fit the brand and its stage when left out)",
+    )
       .optional()
-      .describe("The go-to-market motion"),
-    notes,
+      .openapi({ example: "Grow self-serve revenue 40% this year" }),
+    motion: suggested(100, "The go-to-market motion", ["product-led", "sales-led", "hybrid"]),
   })
   .openapi("KpiInput");
 
@@ -73,11 +72,12 @@ export const kpi = defineModule({
   input,
   output,
   query: (i) => queryOf(i.goal, i.motion, i.notes, "metrics conversion revenue retention growth"),
-  title: (i) => `KPI framework: ${i.goal}`,
+  title: (i, o) => `KPI framework: ${i.goal ?? o.northStar.name}`,
   instructions: [
     "Design a KPI framework for the goal in the request, as a marketing operations lead would.",
     "Fit the metrics to the company's stage and go-to-market motion; targets are concrete, with a time frame.",
     "Every metric has an unambiguous definition and formula, a cadence and an owner.",
   ],
   maxTokens: 2000,
+  needs: [{ field: "goal", otherwise: "infer", hint: "send `goal`" }],
 });

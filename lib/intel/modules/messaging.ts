@@ -1,19 +1,22 @@
 import { z } from "@hono/zod-openapi";
-import { notes, phrase, phrases, text } from "./fields.js";
+import { documentInputs, phrase, phrases, text } from "./fields.js";
 import { defineModule, queryOf } from "./module.js";
 
 const input = z
   .strictObject({
-    product: text(300, "What the messaging is for: the brand, a product or an offer").openapi({
-      example: "Acme Analytics Team plan",
-    }),
+    ...documentInputs,
+    product: text(
+      300,
+      "What the messaging is for: the brand, a product or an offer (the brand when left out)",
+    )
+      .optional()
+      .openapi({ example: "Acme Analytics Team plan" }),
     segment: text(300, "The primary audience").optional(),
     audiences: z
       .array(text(200, "An audience"))
       .max(5)
       .optional()
       .describe("Audiences that each get a variant of the message (up to 5)"),
-    notes,
   })
   .openapi("MessagingInput");
 
@@ -81,4 +84,12 @@ export const messaging = defineModule({
     "Follow the brand's tone of voice; words to avoid include jargon the audience would not use.",
   ],
   maxTokens: 1800,
+  needs: [
+    {
+      field: "product",
+      fromBrand: (brand) => brand.name,
+      otherwise: "refuse",
+      hint: "send `product`",
+    },
+  ],
 });

@@ -1,9 +1,23 @@
 import type { z } from "@hono/zod-openapi";
+import type { BrandProfile } from "../brand.js";
 
 /** Which tracked competitor a request names: by id, or by the domain the caller typed. */
 export interface CompetitorRef {
   competitorId?: string | undefined;
   domain?: string | undefined;
+}
+
+/**
+ * An input a module cannot do without, and where it comes from when the request leaves it out:
+ * the brand profile's value, else the model infers it (from the brand profile, or only when
+ * knowledge base passages matched), else the request is refused naming the field.
+ */
+export interface Need<I> {
+  field: keyof I & string;
+  fromBrand?(brand: BrandProfile): string | undefined;
+  otherwise: "infer" | "infer_from_passages" | "refuse";
+  /** What to send or save instead, for the refusal's message. */
+  hint: string;
 }
 
 /**
@@ -32,6 +46,8 @@ export interface IntelModule<
   instructions: string[];
   /** Ceiling on the answer's tokens (LLM_MAX_OUTPUT_TOKENS still applies). */
   maxTokens: number;
+  /** Inputs the module needs that the request may leave out (see `Need`). */
+  needs?: Need<z.output<I>>[];
   /** For modules about a competitor: the tracked competitor the inputs name. */
   competitor?(input: z.output<I>): CompetitorRef;
 }

@@ -1,16 +1,19 @@
 import { z } from "@hono/zod-openapi";
-import { buyingRole, notes, objections, phrase, phrases, text } from "./fields.js";
+import { buyingRole, documentInputs, objections, phrase, phrases, text } from "./fields.js";
 import { defineModule, queryOf } from "./module.js";
 
 const input = z
   .strictObject({
-    segment: text(300, "The market segment the persona belongs to").openapi({
-      example: "Heads of growth at B2B SaaS companies with 50-500 employees",
-    }),
+    ...documentInputs,
+    segment: text(
+      300,
+      "The market segment the persona belongs to (the brand profile's audience when left out)",
+    )
+      .optional()
+      .openapi({ example: "Heads of growth at B2B SaaS companies with 50-500 employees" }),
     role: text(200, "A job title to build the persona around").optional(),
     company: text(200, "An example account or company type to anchor firmographics").optional(),
     region: text(100, "Market or region").optional(),
-    notes,
   })
   .openapi("PersonaInput");
 
@@ -68,4 +71,12 @@ export const persona = defineModule({
     "Quotes are illustrative lines in the persona's voice that sum up a pain or goal found in the data.",
   ],
   maxTokens: 1800,
+  needs: [
+    {
+      field: "segment",
+      fromBrand: (brand) => brand.audience,
+      otherwise: "infer_from_passages",
+      hint: "send `segment`, save an `audience` in the brand profile, or add sources about your customers",
+    },
+  ],
 });
