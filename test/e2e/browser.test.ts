@@ -5,6 +5,8 @@ import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
 import { htmlPage, respond, type Site, startSite } from "../support/sites.js";
 
 /**
+ * The API as a browser uses it, against the local runtime.
+ *
  * CORS as a browser enforces it: a page served from another origin calls the local runtime with
  * its key, starts a presigned upload, posts the file to the S3 emulator and waits for the source
  * to be indexed. Every step reads the answer, which the browser allows only with CORS headers.
@@ -75,5 +77,30 @@ describe("a page on another origin", () => {
       posted: { status: 204 },
       source: { status: "indexed", chunks: 1, error: null },
     });
+  }, 60_000);
+});
+
+describe("the API reference at /docs", () => {
+  it("renders the operations with nothing but the service reachable", async () => {
+    const context = await browser.newContext();
+    const elsewhere: string[] = [];
+    const service = new URL(runtime.url).origin;
+    await context.route("**/*", (route) => {
+      const url = route.request().url();
+      if (new URL(url).origin === service) return route.continue();
+      elsewhere.push(url);
+      return route.abort("internetdisconnected");
+    });
+    const tab = await context.newPage();
+    await tab.goto(`${runtime.url}/docs`);
+    // The document's title and its first group's operation, as the viewer renders them.
+    await tab
+      .getByText("Is the API answering (no key needed)")
+      .first()
+      .waitFor({ timeout: 30_000 });
+    await tab.getByText("Knowledge Base and Marketing Intel API").first().waitFor();
+    expect(await tab.getByText("/api/knowledge/uploads").count()).toBeGreaterThan(0);
+    expect(elsewhere).toEqual([]);
+    await context.close();
   }, 60_000);
 });
