@@ -12,6 +12,8 @@ export type ErrorCode =
   | "not_found"
   | "method_not_allowed"
   | "conflict"
+  | "idempotency_key_in_use"
+  | "idempotency_key_reused"
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"

@@ -4,6 +4,8 @@ import {
   commonErrors,
   cursorParam,
   ErrorSchema,
+  IdempotencyHeaders,
+  idempotencyErrors,
   jsonBody,
   jsonResponse,
   limitParam,
@@ -76,6 +78,7 @@ export const createCompetitor = createRoute({
   description:
     "`domain` is a bare domain or a URL. It is normalised (lowercase, punycode; scheme, path and a leading `www.` dropped; a non-default port kept) and a workspace tracks each normalised domain once (409). When a URL is given, its scheme and path are the homepage checks start from.",
   request: {
+    headers: IdempotencyHeaders,
     body: jsonBody(
       z.strictObject({
         domain: z.string().max(2048).openapi({ example: "https://www.acme.com/" }),
@@ -84,7 +87,11 @@ export const createCompetitor = createRoute({
   },
   responses: {
     201: jsonResponse(CompetitorSchema, "Tracked"),
-    409: jsonResponse(ErrorSchema, "The domain is tracked already"),
+    ...idempotencyErrors,
+    409: jsonResponse(
+      ErrorSchema,
+      "The domain is tracked already (`conflict`), or a request with this `Idempotency-Key` is still being answered (`idempotency_key_in_use`)",
+    ),
     ...commonErrors,
   },
 });

@@ -130,6 +130,8 @@ export interface ServiceOptions {
   rateLimit?: MiddlewareHandler<AppEnv>;
   /** Origins whose pages may read the answers (`CORS_ORIGINS`); none when absent. */
   corsOrigins?: CorsOrigins;
+  /** Runs on every `/api/*` route after the body checks, given the modules: idempotent creates. */
+  idempotency?: (modules: Module[]) => MiddlewareHandler<AppEnv>;
   modules: Module[];
 }
 
@@ -141,6 +143,7 @@ export function createServiceApp({
   authenticate,
   rateLimit,
   corsOrigins = [],
+  idempotency,
   modules,
 }: ServiceOptions) {
   const app = new OpenAPIHono<AppEnv>();
@@ -165,6 +168,7 @@ export function createServiceApp({
   if (rateLimit) app.use("/api/*", rateLimit);
   app.use("/api/*", bodyLimits);
   app.use("/api/*", acceptedMediaTypes);
+  if (idempotency) app.use("/api/*", idempotency(modules));
   for (const module of modules) app.route("/", module);
 
   const match = pathMatcher(app);

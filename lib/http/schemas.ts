@@ -29,6 +29,34 @@ export const commonErrors = {
   500: errorResponse("Unexpected failure; quote the request id"),
 } as const;
 
+/**
+ * The `Idempotency-Key` header of the create routes. A route whose request declares these very
+ * headers answers a retry with the same key with its first answer (`lib/http/idempotency.ts`).
+ */
+export const IdempotencyHeaders = z.object({
+  "idempotency-key": z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x21-\x7E]+$/, "Use visible ASCII characters only, e.g. a UUID")
+    .optional()
+    .openapi({
+      description:
+        "A key of your choice (a UUID) that makes a retry safe: for 24 hours, a request with the same key and body gets the first successful answer again (with `Idempotent-Replayed: true`) instead of creating twice. A failed attempt does not keep the key.",
+      example: "5f0c1d4e-2b7a-4c1e-9a53-8d2f6f1b7c90",
+    }),
+});
+
+/** The answers only a request with an `Idempotency-Key` can get. */
+export const idempotencyErrors = {
+  409: errorResponse(
+    "`idempotency_key_in_use`: a request with this key is still being answered; retry after `Retry-After`",
+  ),
+  422: errorResponse(
+    "`idempotency_key_reused`: this key was used with another body or route in the last 24 hours",
+  ),
+} as const;
+
 export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
   required: true,
   ...(description ? { description } : {}),

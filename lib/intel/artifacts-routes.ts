@@ -1,5 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { commonErrors, cursorParam, jsonBody, jsonResponse, limitParam } from "../http/schemas.js";
+import {
+  commonErrors,
+  cursorParam,
+  IdempotencyHeaders,
+  idempotencyErrors,
+  jsonBody,
+  jsonResponse,
+  limitParam,
+} from "../http/schemas.js";
 import { relaxed } from "../llm/structured.js";
 import { INTEL_MODULES, MODULE_NAMES } from "./modules/index.js";
 import { componentName, type IntelModule } from "./modules/module.js";
@@ -75,8 +83,12 @@ export const createArtifact = createRoute({
   tags,
   summary: "Save an intel artifact",
   description: `The body is the \`artifact\` of an intel module's answer, as it came or edited; it must still match the module's schemas. Up to ${MAX_ARTIFACT_BYTES / 1024} KB of JSON (413 beyond).`,
-  request: { body: jsonBody(ArtifactDraftSchema) },
-  responses: { 201: jsonResponse(ArtifactSchema, "The saved artifact"), ...commonErrors },
+  request: { headers: IdempotencyHeaders, body: jsonBody(ArtifactDraftSchema) },
+  responses: {
+    201: jsonResponse(ArtifactSchema, "The saved artifact"),
+    ...commonErrors,
+    ...idempotencyErrors,
+  },
 });
 
 export const listArtifacts = createRoute({

@@ -3,6 +3,8 @@ import {
   commonErrors,
   cursorParam,
   ErrorSchema,
+  IdempotencyHeaders,
+  idempotencyErrors,
   jsonBody,
   jsonResponse,
   limitParam,
@@ -139,13 +141,14 @@ export const startCrawl = createRoute({
   summary: "Crawl a site into the knowledge base",
   description:
     "Starts a crawl that stays on the seed's host and folder, reads its sitemap and links, honours robots.txt, and creates one `url` source per indexed page. A non-public or non-http(s) seed is a 400.",
-  request: { body: jsonBody(StartCrawlBody) },
+  request: { headers: IdempotencyHeaders, body: jsonBody(StartCrawlBody) },
   responses: {
     200: jsonResponse(
       z.object({ crawlId: z.string(), status: z.literal("indexing"), maxPages: z.number().int() }),
       "The crawl started",
     ),
     ...commonErrors,
+    ...idempotencyErrors,
   },
 });
 

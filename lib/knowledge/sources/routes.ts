@@ -3,6 +3,8 @@ import {
   booleanParam,
   commonErrors,
   cursorParam,
+  IdempotencyHeaders,
+  idempotencyErrors,
   jsonBody,
   jsonResponse,
   limitParam,
@@ -87,6 +89,7 @@ export const createSource = createRoute({
     "`POST /api/knowledge/uploads`) and an optional `name`. Too large is a 413, another file type a 415.",
   ].join(" "),
   request: {
+    headers: IdempotencyHeaders,
     body: {
       content: {
         "application/json": { schema: CreateSourceBody },
@@ -94,7 +97,11 @@ export const createSource = createRoute({
       },
     },
   },
-  responses: { 200: jsonResponse(Accepted, "Queued for indexing"), ...commonErrors },
+  responses: {
+    200: jsonResponse(Accepted, "Queued for indexing"),
+    ...commonErrors,
+    ...idempotencyErrors,
+  },
 });
 
 export const listSources = createRoute({

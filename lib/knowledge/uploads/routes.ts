@@ -1,5 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { commonErrors, jsonBody, jsonResponse } from "../../http/schemas.js";
+import {
+  commonErrors,
+  IdempotencyHeaders,
+  idempotencyErrors,
+  jsonBody,
+  jsonResponse,
+} from "../../http/schemas.js";
 
 export const CreateUploadBody = z
   .strictObject({
@@ -40,8 +46,12 @@ export const createUpload = createRoute({
     "never arrives fails it after the URL expires (`upload_expired`).",
     "Accepted: PDF, DOCX, HTML, Markdown, plain text and CSV (by content type or extension); others are a 415.",
   ].join(" "),
-  request: { body: jsonBody(CreateUploadBody) },
-  responses: { 200: jsonResponse(PendingUploadSchema, "Upload there"), ...commonErrors },
+  request: { headers: IdempotencyHeaders, body: jsonBody(CreateUploadBody) },
+  responses: {
+    200: jsonResponse(PendingUploadSchema, "Upload there"),
+    ...commonErrors,
+    ...idempotencyErrors,
+  },
 });
 
 export const uploadRoutes = [createUpload];
