@@ -11,6 +11,7 @@ import {
 import { knowledgeApi } from "../../lib/knowledge/sources/api.js";
 import type { Sources } from "../../lib/knowledge/sources/sources.js";
 import { retrieverOn, roomyQuotas, sourcesOn, startAws, type TestAws } from "../support/aws.js";
+import { startTestRuntime } from "../support/runtime.js";
 
 /**
  * Idempotent creates over dynalite: the knowledge API's `POST /api/knowledge` (JSON and
@@ -187,7 +188,7 @@ describe("Idempotency-Key on a create", () => {
 
 describe("the create routes", () => {
   it("declare Idempotency-Key and its answers in the reference", () => {
-    const document = openApiDocument(documentedRoutes) as {
+    const document = openApiDocument(documentedRoutes) as unknown as {
       paths: Record<
         string,
         Record<string, { parameters?: Array<{ name: string; in: string }>; responses: object }>
@@ -211,4 +212,27 @@ describe("the create routes", () => {
       "POST /api/knowledge/uploads",
     ]);
   });
+});
+
+describe("the service's API functions", () => {
+  it("take the key on their create routes", async () => {
+    const rt = await startTestRuntime();
+    try {
+      const track = () =>
+        rt.call("/api/intel/competitors", {
+          method: "POST",
+          json: { domain: "acme.example" },
+          headers: { "idempotency-key": "track-acme" },
+        });
+      const first = await track();
+      expect(first.status).toBe(201);
+      // Without the key, tracking the domain again would be a 409.
+      const retry = await track();
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get("idempotent-replayed")).toBe("true");
+      expect(await retry.json()).toEqual(await first.json());
+    } finally {
+      await rt.close();
+    }
+  }, 60_000);
 });
