@@ -5,6 +5,8 @@ import type { Severity } from "./severity.js";
 
 /** What a brief writer is told about one detected change. */
 export interface BriefInput {
+  /** Whose check it is: the writer grounds the brief in this workspace's brand profile. */
+  workspaceId: string;
   competitor: { id: string; domain: string };
   change: Change;
   severity: Severity;

@@ -194,6 +194,7 @@ export class Checker {
       const title = titleOf(change);
       const summary = summarize(change, item.domain);
       const input = {
+        workspaceId: item.workspaceId,
         competitor: { id: item.id, domain: item.domain },
         change,
         severity,
