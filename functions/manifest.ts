@@ -1,6 +1,7 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { ScheduledHandler, SQSHandler } from "aws-lambda";
 import { competitorRoutes } from "../lib/competitors/routes.js";
+import { consoleRoutes } from "../lib/console/routes.js";
 import type { ServiceApp } from "../lib/http/app.js";
 import { VIEWER_FILE } from "../lib/http/docs.js";
 import { getHealth } from "../lib/http/health.js";
@@ -102,6 +103,13 @@ export const apiFunctions: ApiFunction[] = [
     ],
     access: {},
     load: () => import("./docs-api.js"),
+  },
+  {
+    name: "console-web",
+    entry: "functions/console-web.ts",
+    routes: consoleRoutes,
+    access: {},
+    load: () => import("./console-web.js"),
   },
 ];
 

@@ -70,9 +70,11 @@ describe("the stack", () => {
       for (const route of fn.routes) {
         const match = methods.find((m) => {
           const resourceRef = (m.Properties.ResourceId as { Ref?: string }).Ref ?? "";
+          // A method on the API's root (the console's page) names the root by GetAtt, not Ref.
+          const path = resourceRef ? resourcePath(resources, resourceRef) : "/";
           return (
             m.Properties.HttpMethod === route.method.toUpperCase() &&
-            resourcePath(resources, resourceRef) === route.path &&
+            path === route.path &&
             JSON.stringify(m.Properties.Integration).includes(functionId(fn.name))
           );
         });

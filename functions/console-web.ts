@@ -1,0 +1,17 @@
+import { handle } from "hono/aws-lambda";
+import { consoleModule } from "../lib/console/serve.js";
+import { createServiceApp } from "../lib/http/app.js";
+import { denyAll } from "../lib/http/auth.js";
+
+/**
+ * The web console: a page and two static assets, public, touching no store. Locally presigned
+ * uploads go to the S3 emulator, which the page's content security policy must allow.
+ */
+const emulator = process.env.AWS_ENDPOINT_URL_S3;
+
+export const app = createServiceApp({
+  authenticate: denyAll,
+  modules: [consoleModule(emulator ? { uploadOrigins: [new URL(emulator).origin] } : {})],
+});
+
+export const handler = handle(app);

@@ -1,0 +1,59 @@
+import { field, fill, h, humanize, select } from "./dom.js";
+import type { Spec } from "./spec.js";
+
+/**
+ * Filters for a list, generated from its operation's query parameters: a list per enumeration, a
+ * text box otherwise. A filter the API gains appears here by itself.
+ */
+export interface Filters {
+  el: HTMLElement;
+  value(): Record<string, string>;
+  /** Refills the lists whose options come from `choices` (they change as data loads). */
+  refresh(): void;
+}
+
+export function filtersFor(
+  spec: Spec,
+  path: string,
+  onChange: () => void,
+  /** Options to offer instead of free text, by parameter name. */
+  choices: Record<string, () => Array<[string, string]>> = {},
+): Filters {
+  const controls = new Map<string, HTMLInputElement | HTMLSelectElement>();
+  const el = h("div", { class: "filters", role: "group", "aria-label": "Filters" });
+  const optionsOf = (name: string, values: unknown[] = []): Array<[string, string]> =>
+    // `enabled` takes "true"/"false"/"1"/"0": offer one spelling of each.
+    (choices[name]?.() ?? values.map((v): [string, string] => [String(v), String(v)])).filter(
+      ([v]) => v !== "1" && v !== "0",
+    );
+  for (const parameter of spec.filters("get", path)) {
+    const values = spec.resolve(parameter.schema).enum;
+    const control =
+      values || choices[parameter.name]
+        ? select([["", "Any"], ...optionsOf(parameter.name, values)])
+        : h("input", { type: "search", placeholder: "Any" });
+    control.name = parameter.name;
+    control.addEventListener("change", onChange);
+    controls.set(parameter.name, control);
+    el.append(field(humanize(parameter.name), control));
+  }
+  return {
+    el,
+    value: () =>
+      Object.fromEntries(
+        [...controls].map(([name, c]) => [name, c.value.trim()]).filter(([, v]) => v),
+      ),
+    refresh() {
+      for (const [name, control] of controls) {
+        if (!choices[name] || !(control instanceof HTMLSelectElement)) continue;
+        const chosen = control.value;
+        fill(
+          control,
+          h("option", { value: "" }, "Any"),
+          optionsOf(name).map(([v, label]) => h("option", { value: v }, label)),
+        );
+        control.value = chosen;
+      }
+    },
+  };
+}

@@ -1,0 +1,530 @@
+import { api, uploadFile } from "./api.js";
+import { field, fill, h, humanize, link, select, when } from "./dom.js";
+import { Feedback } from "./feedback.js";
+import { filtersFor } from "./filters.js";
+import { poller, type Screen } from "./screen.js";
+import type { Spec } from "./spec.js";
+
+interface Source {
+  id: string;
+  type: string;
+  name: string;
+  source_url_or_path: string | null;
+  status: string;
+  chunk_count: number;
+  enabled: number | boolean;
+  created_at: string;
+  indexed_at: string | null;
+  last_error: string | null;
+  error_code: string | null;
+  crawl_id: string | null;
+  [more: string]: unknown;
+}
+
+interface Crawl {
+  crawlId: string;
+  seedUrl: string;
+  status: string;
+  maxPages: number;
+  pagesDiscovered: number;
+  pagesIndexed: number;
+  pagesFailed: number;
+  pagesSkipped: number;
+  startedAt: string;
+  finishedAt: string | null;
+  lastError?: string | null;
+}
+
+interface CrawlPage {
+  url: string;
+  status: string;
+  reason: string | null;
+  message: string | null;
+  httpStatus: number | null;
+}
+
+const BUSY = new Set(["indexing", "awaiting_upload"]);
+/** Fields the row shows itself; any other field the API adds is listed in the row's details. */
+const SHOWN = new Set([
+  "id",
+  "type",
+  "name",
+  "source_url_or_path",
+  "status",
+  "chunk_count",
+  "enabled",
+  "last_error",
+  "error_code",
+]);
+
+export function knowledgeScreen(spec: Spec): Screen {
+  const feedback = new Feedback();
+  const list = h("ul", { class: "cards", "aria-label": "Knowledge sources" });
+  const more = h("button", { type: "button", hidden: true }, "Load more");
+  const patchSchema = spec.body("patch", "/api/knowledge/{id}");
+  const canRename = Boolean(patchSchema.properties?.name);
+  /** Settings the API lets a source change beyond enabled and name (refresh schedules, say). */
+  const extraSettings = Object.entries(patchSchema.properties ?? {})
+    .map(([name, s]) => [name, spec.resolve(s)] as const)
+    .filter(([name, s]) => name !== "enabled" && name !== "name" && (s.enum?.length ?? 0) > 0);
+  let sources: Source[] = [];
+  let cursor: string | null = null;
+  let highlight: string | null = null;
+
+  const filters = filtersFor(spec, "/api/knowledge", () => void refresh());
+
+  async function refresh(append = false) {
+    const page = await feedback.attempt(() =>
+      api<{ sources: Source[]; nextCursor: string | null }>("GET", "api/knowledge", {
+        query: { ...filters.value(), limit: 50, cursor: append ? cursor : undefined },
+      }),
+    );
+    if (!page) return;
+    sources = append ? [...sources, ...page.sources] : page.sources;
+    cursor = page.nextCursor;
+    more.hidden = !cursor;
+    fill(
+      list,
+      sources.length === 0 ? h("li", { class: "muted" }, "No sources yet.") : null,
+      sources.map(row),
+    );
+    if (sources.some((s) => BUSY.has(s.status))) live.kick();
+  }
+  const live = poller(
+    () => refresh(),
+    () => sources.some((s) => BUSY.has(s.status)),
+  );
+  more.addEventListener("click", () => void refresh(true));
+
+  async function act(action: () => Promise<unknown>, done: string) {
+    await feedback.run(action, done);
+    await refresh();
+  }
+
+  function row(source: Source): HTMLElement {
+    const enabled = Boolean(source.enabled);
+    const toggle = h("input", { type: "checkbox", checked: enabled });
+    toggle.addEventListener("change", () =>
+      act(
+        () => api("PATCH", `api/knowledge/${source.id}`, { body: { enabled: toggle.checked } }),
+        `${source.name} ${toggle.checked ? "enabled" : "disabled"}`,
+      ),
+    );
+    const rename = canRename
+      ? h(
+          "button",
+          {
+            type: "button",
+            onclick: () => {
+              const name = prompt("New name", source.name)?.trim();
+              if (name && name !== source.name) {
+                void act(
+                  () => api("PATCH", `api/knowledge/${source.id}`, { body: { name } }),
+                  `Renamed to ${name}`,
+                );
+              }
+            },
+          },
+          "Rename",
+        )
+      : null;
+    const settings = extraSettings.map(([name, schema]) => {
+      const control = select([
+        ["", "—"],
+        ...(schema.enum ?? []).map((v): [string, string] => [String(v), String(v)]),
+      ]);
+      control.value =
+        source[name] === undefined || source[name] === null ? "" : String(source[name]);
+      control.addEventListener("change", () =>
+        act(
+          () =>
+            api("PATCH", `api/knowledge/${source.id}`, {
+              body: { [name]: control.value === "" ? null : control.value },
+            }),
+          `${humanize(name)} saved`,
+        ),
+      );
+      return field(humanize(name), control);
+    });
+    const extra = Object.entries(source).filter(
+      ([k, v]) => !SHOWN.has(k) && v !== null && v !== undefined && v !== "",
+    );
+    const place = source.source_url_or_path;
+    return h(
+      "li",
+      {
+        class: `card source${source.id === highlight ? " highlight" : ""}`,
+        id: `source-${source.id}`,
+        "data-status": source.status,
+      },
+      h(
+        "div",
+        { class: "card-head" },
+        h("strong", null, source.name),
+        h("span", { class: `badge ${source.status}` }, source.status.replace("_", " ")),
+        h("span", { class: "muted" }, `${source.type} · ${source.chunk_count} chunks`),
+      ),
+      place
+        ? h("p", { class: "place" }, /^https?:/i.test(place) ? link(place, place) : place)
+        : null,
+      source.status === "failed"
+        ? h(
+            "p",
+            { class: "error-text" },
+            h("strong", null, source.error_code ?? "failed"),
+            `: ${source.last_error ?? "indexing failed"}`,
+          )
+        : null,
+      h(
+        "div",
+        { class: "actions" },
+        field("Enabled", toggle),
+        settings,
+        rename,
+        h(
+          "button",
+          {
+            type: "button",
+            onclick: () =>
+              act(() => api("POST", `api/knowledge/${source.id}/reindex`), "Reindexing"),
+          },
+          "Reindex",
+        ),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "danger",
+            onclick: () => {
+              if (confirm(`Delete ${source.name} with its chunks?`)) {
+                void act(() => api("DELETE", `api/knowledge/${source.id}`), "Deleted");
+              }
+            },
+          },
+          "Delete",
+        ),
+      ),
+      extra.length > 0
+        ? h(
+            "details",
+            null,
+            h("summary", null, "Details"),
+            h(
+              "dl",
+              null,
+              extra.map(([k, v]) => [
+                h("dt", null, humanize(k)),
+                h("dd", null, /_at$|At$/.test(k) ? when(String(v)) : String(v)),
+              ]),
+            ),
+          )
+        : null,
+    );
+  }
+
+  // Add text.
+  const text = h("textarea", { rows: 4, required: true });
+  const textName = h("input", { type: "text", maxlength: 200 });
+  const textForm = h(
+    "form",
+    { class: "panel", "aria-label": "Add text" },
+    h("h3", null, "Add text"),
+    field("Name", textName),
+    field("Text (required)", text, "Markdown headings become sections."),
+    h("button", { type: "submit" }, "Add text"),
+  );
+  textForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = {
+      text: text.value,
+      ...(textName.value.trim() ? { name: textName.value.trim() } : {}),
+    };
+    const added = await feedback.run(
+      () => api("POST", "api/knowledge", { body }),
+      "Text added; indexing",
+    );
+    if (added) {
+      textForm.reset();
+      await refresh();
+    }
+  });
+
+  // Add a URL.
+  const url = h("input", {
+    type: "url",
+    required: true,
+    placeholder: "https://example.com/pricing",
+  });
+  const urlName = h("input", { type: "text", maxlength: 200 });
+  const urlForm = h(
+    "form",
+    { class: "panel", "aria-label": "Add a web page" },
+    h("h3", null, "Add a web page"),
+    field("Page URL (required)", url),
+    field("Name", urlName),
+    h("button", { type: "submit" }, "Add page"),
+  );
+  urlForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = {
+      url: url.value,
+      ...(urlName.value.trim() ? { name: urlName.value.trim() } : {}),
+    };
+    if (await feedback.run(() => api("POST", "api/knowledge", { body }), "Page added; indexing")) {
+      urlForm.reset();
+      await refresh();
+    }
+  });
+
+  // Upload files: drop them, or pick them with the (keyboard-reachable) file input.
+  const files = h("input", { type: "file", multiple: true, class: "file-input" });
+  const uploads = h("ul", { class: "uploads", "aria-label": "Uploads" });
+  const drop = h(
+    "div",
+    { class: "drop" },
+    h("p", null, "Drop files here, or"),
+    field("Choose files", files, "PDF, DOCX, HTML, Markdown, text or CSV; up to 50 MB each."),
+  );
+  async function send(picked: File[]) {
+    for (const file of picked) {
+      const bar = h("progress", { max: 100, value: 0, "aria-label": `Upload of ${file.name}` });
+      const state = h("span", { class: "muted" }, "starting");
+      uploads.prepend(h("li", null, h("span", null, file.name), bar, state));
+      const done = await feedback.run(() =>
+        uploadFile(file, (sent, total) => {
+          bar.value = total > 0 ? Math.round((sent / total) * 100) : 100;
+          state.textContent = `${bar.value}%`;
+        }),
+      );
+      state.textContent = done ? "uploaded; indexing" : "failed";
+      await refresh();
+    }
+  }
+  files.addEventListener("change", () => {
+    void send([...(files.files ?? [])]);
+    files.value = "";
+  });
+  drop.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    drop.classList.add("over");
+  });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (event) => {
+    event.preventDefault();
+    drop.classList.remove("over");
+    void send([...(event.dataTransfer?.files ?? [])]);
+  });
+  const uploadPanel = h(
+    "section",
+    { class: "panel", "aria-label": "Upload files" },
+    h("h3", null, "Upload files"),
+    drop,
+    uploads,
+  );
+
+  // Crawls: start one, watch its counters and its per-URL report.
+  const crawls = h("ul", { class: "cards", "aria-label": "Crawls" });
+  const watched = new Map<string, Crawl>();
+  const seed = h("input", {
+    type: "url",
+    required: true,
+    placeholder: "https://example.com/docs/",
+  });
+  const maxPages = h("input", { type: "number", min: 1, max: 1000, placeholder: "100" });
+  const maxDepth = h("input", { type: "number", min: 0, max: 50, placeholder: "10" });
+  const crawlForm = h(
+    "form",
+    { class: "panel", "aria-label": "Crawl a site" },
+    h("h3", null, "Crawl a site"),
+    field("Start URL (required)", seed),
+    h("div", { class: "row" }, field("Max pages", maxPages), field("Max depth", maxDepth)),
+    h("button", { type: "submit" }, "Start crawl"),
+  );
+  crawlForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = {
+      seedUrl: seed.value,
+      ...(maxPages.value ? { maxPages: Number(maxPages.value) } : {}),
+      ...(maxDepth.value ? { maxDepth: Number(maxDepth.value) } : {}),
+    };
+    const started = await feedback.run(
+      () => api<{ crawlId: string }>("POST", "api/knowledge/crawl", { body }),
+      "Crawl started",
+    );
+    if (started) {
+      crawlForm.reset();
+      await watchCrawl(started.crawlId);
+    }
+  });
+
+  async function watchCrawl(crawlId: string) {
+    const crawl = await feedback.run(() => api<Crawl>("GET", `api/knowledge/crawl/${crawlId}`));
+    if (!crawl) return;
+    watched.set(crawlId, crawl);
+    drawCrawls();
+    if (crawl.status === "indexing") crawlPoll.kick();
+  }
+  const crawlPoll = poller(
+    async () => {
+      for (const [id, crawl] of watched) {
+        if (crawl.status !== "indexing") continue;
+        watched.set(id, await api<Crawl>("GET", `api/knowledge/crawl/${id}`));
+      }
+      drawCrawls();
+      await refresh();
+    },
+    () => [...watched.values()].some((c) => c.status === "indexing"),
+  );
+
+  function drawCrawls() {
+    fill(
+      crawls,
+      [...watched.values()].map((crawl) => {
+        const report = h("div", { class: "report" });
+        const settled = crawl.pagesIndexed + crawl.pagesFailed + crawl.pagesSkipped;
+        return h(
+          "li",
+          { class: "card", "data-crawl": crawl.crawlId },
+          h(
+            "div",
+            { class: "card-head" },
+            h("strong", null, crawl.seedUrl),
+            h("span", { class: `badge ${crawl.status}` }, crawl.status),
+          ),
+          h("progress", {
+            max: Math.max(crawl.pagesDiscovered, 1),
+            value: settled,
+            "aria-label": `Crawl progress of ${crawl.seedUrl}`,
+          }),
+          h(
+            "p",
+            { class: "muted" },
+            `${crawl.pagesIndexed} indexed · ${crawl.pagesSkipped} skipped · ${crawl.pagesFailed} failed · ${crawl.pagesDiscovered} found (cap ${crawl.maxPages}) · started ${when(crawl.startedAt)}`,
+          ),
+          crawl.lastError ? h("p", { class: "error-text" }, crawl.lastError) : null,
+          h(
+            "div",
+            { class: "actions" },
+            h(
+              "button",
+              {
+                type: "button",
+                onclick: async () => {
+                  const pages = await feedback.run(() =>
+                    api<{ pages: CrawlPage[] }>(
+                      "GET",
+                      `api/knowledge/crawl/${crawl.crawlId}/pages`,
+                      {
+                        query: { limit: 100 },
+                      },
+                    ),
+                  );
+                  if (pages) fill(report, pageReport(pages.pages));
+                },
+              },
+              "Per-URL report",
+            ),
+            crawl.status === "indexing"
+              ? h(
+                  "button",
+                  {
+                    type: "button",
+                    class: "danger",
+                    onclick: () =>
+                      feedback
+                        .run(
+                          () => api("DELETE", `api/knowledge/crawl/${crawl.crawlId}`),
+                          "Cancelled",
+                        )
+                        .then(() => watchCrawl(crawl.crawlId)),
+                  },
+                  "Cancel crawl",
+                )
+              : null,
+          ),
+          report,
+        );
+      }),
+    );
+  }
+
+  const crawlList = spec.has("get", "/api/knowledge/crawl");
+  async function loadCrawls() {
+    // Listed by the API when it can; otherwise the crawls started from this tab.
+    if (!crawlList) return;
+    const page = await feedback.run(() =>
+      api<{ crawls: Crawl[] }>("GET", "api/knowledge/crawl", { query: { limit: 10 } }),
+    );
+    for (const crawl of page?.crawls ?? []) watched.set(crawl.crawlId, crawl);
+    drawCrawls();
+    crawlPoll.kick();
+  }
+
+  const el = h(
+    "section",
+    { class: "screen", "aria-labelledby": "knowledge-title" },
+    h("h2", { id: "knowledge-title" }, "Knowledge"),
+    feedback.el,
+    h("div", { class: "grid" }, textForm, urlForm, uploadPanel, crawlForm),
+    h("h3", null, "Crawls"),
+    crawls,
+    h("h3", null, "Sources"),
+    filters.el,
+    list,
+    more,
+  );
+
+  let loaded = false;
+  return {
+    el,
+    show(params) {
+      highlight = params.get("source");
+      if (!loaded) {
+        loaded = true;
+        void loadCrawls();
+      }
+      void refresh().then(() => {
+        if (highlight) document.getElementById(`source-${highlight}`)?.scrollIntoView();
+      });
+    },
+  };
+}
+
+function pageReport(pages: CrawlPage[]): HTMLElement {
+  if (pages.length === 0) return h("p", { class: "muted" }, "No pages yet.");
+  return h(
+    "table",
+    null,
+    h("caption", null, "Pages of the crawl"),
+    h(
+      "thead",
+      null,
+      h(
+        "tr",
+        null,
+        h("th", { scope: "col" }, "URL"),
+        h("th", { scope: "col" }, "Result"),
+        h("th", { scope: "col" }, "Why"),
+      ),
+    ),
+    h(
+      "tbody",
+      null,
+      pages.map((p) =>
+        h(
+          "tr",
+          null,
+          h("td", { class: "place" }, p.url),
+          h("td", null, h("span", { class: `badge ${p.status}` }, p.status)),
+          h(
+            "td",
+            null,
+            [p.reason, p.httpStatus ? `HTTP ${p.httpStatus}` : null, p.message]
+              .filter(Boolean)
+              .join(" · "),
+          ),
+        ),
+      ),
+    ),
+  );
+}

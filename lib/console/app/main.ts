@@ -1,0 +1,132 @@
+import { type ApiError, api, session, whenUnauthorized } from "./api.js";
+import { competitorsScreen } from "./competitors.js";
+import { field, fill, h } from "./dom.js";
+import { busy, Feedback } from "./feedback.js";
+import { intelScreen } from "./intel.js";
+import { knowledgeScreen } from "./knowledge.js";
+import type { Screen, ScreenFactory } from "./screen.js";
+import { searchScreen } from "./search.js";
+import { settingsScreen } from "./settings.js";
+import { Spec } from "./spec.js";
+
+/** The console: sign in with an API key, then five screens over the public API. */
+
+const SCREENS: Array<{ route: string; label: string; make: ScreenFactory }> = [
+  { route: "knowledge", label: "Knowledge", make: knowledgeScreen },
+  { route: "search", label: "Search and chat", make: searchScreen },
+  { route: "intel", label: "Intel", make: intelScreen },
+  { route: "competitors", label: "Competitors", make: competitorsScreen },
+  { route: "settings", label: "Settings", make: settingsScreen },
+];
+
+const root = document.getElementById("app") as HTMLElement;
+
+function signIn(reason?: ApiError) {
+  const feedback = new Feedback();
+  const key = h("input", {
+    type: "password",
+    required: true,
+    autocomplete: "off",
+    spellcheck: "false",
+    minlength: 16,
+  });
+  const submit = h("button", { type: "submit" }, "Sign in");
+  const form = h(
+    "form",
+    { class: "panel sign-in", "aria-labelledby": "sign-in-title" },
+    h("h1", { id: "sign-in-title" }, "Knowledge Base and Marketing Intel"),
+    field("API key", key, "Kept in this tab only, until you sign out or close it."),
+    h("div", { class: "actions" }, submit),
+    feedback.el,
+  );
+  if (reason) feedback.error(reason);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const candidate = key.value.trim();
+    const ok = await busy(submit, () =>
+      feedback.run(() => api("GET", "api/knowledge", { query: { limit: 1 }, key: candidate })),
+    );
+    if (ok === undefined) return;
+    session.signIn(candidate);
+    key.value = "";
+    await start();
+  });
+  fill(root, h("main", { id: "main" }, form));
+  key.focus();
+}
+
+async function start() {
+  let spec: Spec;
+  try {
+    spec = await Spec.load();
+  } catch (err) {
+    const feedback = new Feedback();
+    feedback.error(err);
+    fill(root, h("main", { id: "main" }, feedback.el));
+    return;
+  }
+  const screens = new Map<string, Screen>();
+  const links = new Map<string, HTMLAnchorElement>();
+  const main = h("main", { id: "main", tabindex: "-1" });
+  const nav = h(
+    "nav",
+    { "aria-label": "Screens" },
+    h(
+      "ul",
+      null,
+      SCREENS.map(({ route, label }) => {
+        const a = h("a", { href: `#/${route}` }, label);
+        links.set(route, a);
+        return h("li", null, a);
+      }),
+    ),
+  );
+  const signOut = h("button", { type: "button", class: "quiet" }, "Sign out");
+  signOut.addEventListener("click", () => {
+    session.signOut();
+    location.hash = "";
+    signIn();
+  });
+  // The router owns the hash, so the skip link moves focus itself.
+  const skip = h("a", { class: "skip", href: "#main" }, "Skip to content");
+  skip.addEventListener("click", (event) => {
+    event.preventDefault();
+    main.focus();
+  });
+  fill(
+    root,
+    skip,
+    h("header", null, h("strong", { class: "brand" }, "KB & Intel"), nav, signOut),
+    main,
+  );
+
+  const route = () => {
+    if (!session.key()) return;
+    const [name = "", query = ""] = location.hash.replace(/^#\/?/, "").split("?");
+    const entry = SCREENS.find((s) => s.route === name) ?? SCREENS[0];
+    if (!entry) return;
+    let screen = screens.get(entry.route);
+    if (!screen) {
+      screen = entry.make(spec);
+      screens.set(entry.route, screen);
+      main.append(screen.el);
+    }
+    for (const [key, other] of screens) other.el.hidden = key !== entry.route;
+    for (const [key, a] of links) {
+      if (key === entry.route) a.setAttribute("aria-current", "page");
+      else a.removeAttribute("aria-current");
+    }
+    document.title = `${entry.label} · KB & Intel`;
+    screen.show(new URLSearchParams(query));
+  };
+  window.onhashchange = route;
+  route();
+}
+
+whenUnauthorized((error) => {
+  session.signOut();
+  signIn(error);
+});
+
+if (session.key()) void start();
+else signIn();

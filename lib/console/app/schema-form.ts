@@ -1,0 +1,163 @@
+import { field, h, humanize, select, uid } from "./dom.js";
+import type { Schema, Spec } from "./spec.js";
+
+/**
+ * A form generated from a JSON schema of /openapi.json: a text box per string (a text area when
+ * it may be long), a list per enumeration, one line per item for lists of strings, a checkbox per
+ * boolean; required fields are marked and descriptions become hints.
+ */
+export interface SchemaForm {
+  el: HTMLElement;
+  /** The filled fields; empty ones are left out. */
+  value(): Record<string, unknown>;
+  set(values: Record<string, unknown>): void;
+}
+
+type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
+
+interface Entry {
+  control: Control;
+  /** Shown after the field (a text box's suggestions). */
+  extra?: HTMLElement | null;
+  read(): unknown;
+  write(value: unknown): void;
+}
+
+const typeOf = (schema: Schema) =>
+  (Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type) ?? "";
+
+function entryFor(spec: Spec, schema: Schema): Entry {
+  const options = schema.enum ?? schema.anyOf?.flatMap((s) => spec.resolve(s).enum ?? []);
+  if (options && options.length > 0) {
+    const control = select([
+      ["", "—"],
+      ...options.map((o): [string, string] => [String(o), String(o)]),
+    ]);
+    return {
+      control,
+      read: () => {
+        const chosen = options.find((o) => String(o) === control.value);
+        return control.value === "" ? undefined : chosen;
+      },
+      write: (v) => {
+        control.value = v === undefined || v === null ? "" : String(v);
+      },
+    };
+  }
+  const type = typeOf(schema);
+  if (type === "boolean") {
+    const control = h("input", { type: "checkbox", checked: schema.default === true });
+    return {
+      control,
+      read: () => control.checked,
+      write: (v) => {
+        control.checked = v === true;
+      },
+    };
+  }
+  if (type === "integer" || type === "number") {
+    const control = h("input", {
+      type: "number",
+      min: schema.minimum,
+      max: schema.maximum,
+      step: type === "integer" ? 1 : "any",
+      placeholder: schema.default,
+    });
+    return {
+      control,
+      read: () => (control.value === "" ? undefined : Number(control.value)),
+      write: (v) => {
+        control.value = v === undefined || v === null ? "" : String(v);
+      },
+    };
+  }
+  if (type === "array" && typeOf(spec.resolve(schema.items)) === "string") {
+    const control = h("textarea", { rows: 3 });
+    return {
+      control,
+      read: () => {
+        const lines = control.value
+          .split("\n")
+          .map((line) => line.trim())
+          .filter(Boolean);
+        return lines.length > 0 ? lines : undefined;
+      },
+      write: (v) => {
+        control.value = Array.isArray(v) ? v.join("\n") : "";
+      },
+    };
+  }
+  if (type === "string") {
+    const long = (schema.maxLength ?? 0) > 300;
+    const suggestions = (schema.examples ?? []).map(String);
+    const example = typeof schema.example === "string" ? schema.example : suggestions[0];
+    const control = long
+      ? h("textarea", { rows: 3, maxlength: schema.maxLength, placeholder: example })
+      : h("input", {
+          type: schema.format === "uri" ? "url" : "text",
+          maxlength: schema.maxLength,
+          placeholder: example,
+        });
+    // Suggested values (the API's `examples`) offered as the user types, any text allowed.
+    const list = !long && suggestions.length > 0 ? h("datalist", { id: uid("suggest") }) : null;
+    if (list) {
+      list.append(...suggestions.map((value) => h("option", { value })));
+      control.setAttribute("list", list.id);
+    }
+    return {
+      control,
+      extra: list,
+      read: () => control.value.trim() || undefined,
+      write: (v) => {
+        control.value = typeof v === "string" ? v : "";
+      },
+    };
+  }
+  // Anything else (nested objects): JSON, as the API takes it.
+  const control = h("textarea", { rows: 3, placeholder: "JSON" });
+  return {
+    control,
+    read: () => (control.value.trim() ? JSON.parse(control.value) : undefined),
+    write: (v) => {
+      control.value = v === undefined ? "" : JSON.stringify(v, null, 2);
+    },
+  };
+}
+
+export function schemaForm(spec: Spec, schema: Schema): SchemaForm {
+  const resolved = spec.resolve(schema);
+  const required = new Set(resolved.required ?? []);
+  const entries = new Map<string, Entry>();
+  const el = h("div", { class: "schema-form" });
+  for (const [name, raw] of Object.entries(resolved.properties ?? {})) {
+    const property = spec.resolve(raw);
+    const entry = entryFor(spec, property);
+    entry.control.name = name;
+    if (required.has(name)) {
+      entry.control.required = true;
+      entry.control.setAttribute("aria-required", "true");
+    }
+    const isList = typeOf(property) === "array";
+    const hint = [property.description, isList ? "One per line." : ""].filter(Boolean).join(" ");
+    el.append(
+      field(`${humanize(name)}${required.has(name) ? " (required)" : ""}`, entry.control, hint),
+    );
+    if (entry.extra) el.append(entry.extra);
+    entries.set(name, entry);
+  }
+  return {
+    el,
+    value: () => {
+      const out: Record<string, unknown> = {};
+      for (const [name, entry] of entries) {
+        const value = entry.read();
+        // An unticked optional checkbox says nothing; the API's default applies.
+        if (value !== undefined && !(value === false && !required.has(name))) out[name] = value;
+      }
+      return out;
+    },
+    set: (values) => {
+      for (const [name, entry] of entries) entry.write(values[name]);
+    },
+  };
+}

@@ -1,0 +1,240 @@
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser } from "../support/browser.js";
+import { baseSite, type CompetitorSite, startCompetitorSite } from "../support/competitor-site.js";
+import { FakeOpenAI } from "../support/fake-openai.js";
+import {
+  type LocalProcess,
+  startLocalProcess,
+  stopLocalProcess,
+} from "../support/local-process.js";
+
+/**
+ * The console in a real browser (Debian's Chromium driven by Playwright) against the local runtime
+ * started as `npm start` starts it, with the fake model and a competitor's site on loopback. It
+ * walks the marketer's path through every screen and saves a screenshot of each.
+ */
+
+/**
+ * Screenshots of every screen: into the committed folder README shows with
+ * `CONSOLE_SCREENSHOTS=update`, otherwise into a temporary one (ids and times differ each run).
+ */
+const SHOTS =
+  process.env.CONSOLE_SCREENSHOTS === "update"
+    ? join(import.meta.dirname, "screenshots")
+    : join(tmpdir(), "kb-console-screenshots");
+const API_KEY = "console-e2e-key-0123456789abcdef";
+
+let dataDir: string;
+let server: LocalProcess;
+let model: FakeOpenAI;
+let rival: CompetitorSite;
+let browser: Browser;
+let page: Page;
+
+const shoot = (name: string) =>
+  page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const go = (screen: string) => page.getByRole("link", { name: screen, exact: true }).click();
+/** Elements of the screen on show (the others stay in the page, hidden). */
+const onScreen = (css: string) => page.locator(`section.screen:not([hidden]) ${css}`);
+const sourceCard = (name: string) => page.locator("li.source").filter({ hasText: name });
+
+/** Every form control on screen has a label a screen reader announces. */
+async function unlabelledControls(): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll("input, select, textarea, button")]
+      .filter((el) => (el as HTMLElement).offsetParent !== null)
+      .filter((el) => {
+        const labels = (el as HTMLInputElement).labels;
+        const named =
+          (labels && labels.length > 0) ||
+          el.getAttribute("aria-label") ||
+          (el.tagName === "BUTTON" && el.textContent?.trim());
+        return !named;
+      })
+      .map((el) => el.outerHTML.slice(0, 120)),
+  );
+}
+
+beforeAll(async () => {
+  await mkdir(SHOTS, { recursive: true });
+  dataDir = await mkdtemp(join(tmpdir(), "kb-console-"));
+  [model, rival] = await Promise.all([FakeOpenAI.start(), startCompetitorSite(baseSite())]);
+  [server, browser] = await Promise.all([
+    startLocalProcess(dataDir, {
+      API_KEY,
+      ALLOW_PRIVATE_URLS: "true",
+      CHECK_POLITENESS_MS: "0",
+      OPENAI_API_KEY: "fake-key",
+      OPENAI_BASE_URL: model.baseURL,
+      POWERTOOLS_LOG_LEVEL: "WARN",
+    }),
+    launchBrowser(),
+  ]);
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (server) await stopLocalProcess(server);
+  await Promise.all([model?.close(), rival?.close()]);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe("the console in Chromium", () => {
+  it("loads from the service's root quickly, with no request it cannot serve", async () => {
+    const failed: string[] = [];
+    page.on("response", (r) => {
+      if (r.status() >= 400 && !r.url().includes("/api/")) failed.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(`${server.url}/`);
+    await page.getByLabel("API key").waitFor();
+    const loadMs = await page.evaluate(() => {
+      const [nav] = performance.getEntriesByType("navigation") as PerformanceNavigationTiming[];
+      return nav ? nav.loadEventEnd - nav.startTime : Number.NaN;
+    });
+    process.stdout.write(`console: page loaded in ${Math.round(loadMs)} ms\n`);
+    // Under a second on an idle machine; the bound leaves room for a loaded CI runner.
+    expect(loadMs).toBeLessThan(3000);
+    expect(failed).toEqual([]);
+  });
+
+  it("shows the API's error, with its code, for a wrong key", async () => {
+    await page.getByLabel("API key").fill("not-a-real-key-0123456789");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const alert = page.getByRole("alert");
+    await expect.poll(() => alert.innerText()).toContain("unauthorized");
+    expect(await alert.innerText()).toContain("HTTP 401");
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await shoot("sign-in-error");
+  });
+
+  it("signs in with the key kept in the tab's session only", async () => {
+    await page.getByLabel("API key").fill(API_KEY);
+    await page.getByLabel("API key").press("Enter");
+    await page.getByRole("heading", { name: "Knowledge", exact: true }).waitFor();
+    expect(page.url()).not.toContain(API_KEY);
+    expect(await page.evaluate(() => sessionStorage.getItem("kbi.apiKey"))).toBe(API_KEY);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await unlabelledControls()).toEqual([]);
+  });
+
+  it("adds a text source and shows it becoming indexed", async () => {
+    await page.getByLabel("Name", { exact: true }).first().fill("Pricing");
+    await page
+      .getByLabel("Text (required)")
+      .fill("# Pricing\nThe Growth plan costs $99 per month and includes unlimited seats.");
+    await page.getByRole("button", { name: "Add text" }).click();
+    await sourceCard("Pricing").locator(".badge.indexed").waitFor({ timeout: 20_000 });
+  });
+
+  it("uploads a dropped file through the presigned upload, with its progress", async () => {
+    const files = await page.evaluateHandle(() => {
+      const transfer = new DataTransfer();
+      const text = "# Launch plan\nThe spring launch targets mid-market SaaS teams in Europe.";
+      transfer.items.add(new File([text], "launch-plan.md", { type: "text/markdown" }));
+      return transfer;
+    });
+    await page.dispatchEvent(".drop", "drop", { dataTransfer: files });
+    const upload = page.locator(".uploads li").filter({ hasText: "launch-plan.md" });
+    await expect
+      .poll(() => upload.locator("progress").evaluate((p) => (p as HTMLProgressElement).value))
+      .toBe(100);
+    await sourceCard("launch-plan.md").locator(".badge.indexed").waitFor({ timeout: 20_000 });
+    await shoot("knowledge");
+  });
+
+  it("searches and shows ranked passages with their source and score", async () => {
+    await go("Search and chat");
+    await page.getByLabel("Query").fill("growth plan price");
+    await page.getByRole("button", { name: "Search" }).click();
+    const first = page.getByRole("list", { name: "Search results" }).locator("li").first();
+    await expect.poll(() => first.innerText()).toContain("Pricing");
+    expect(await first.innerText()).toMatch(/score 0\.\d{3}/);
+  });
+
+  it("streams a chat answer whose numbered citation links to the source", async () => {
+    model.enqueue("chat", { text: "The Growth plan costs $99 per month [1]." });
+    await page.getByLabel("Message").fill("How much is the Growth plan?");
+    await page.getByRole("button", { name: "Send" }).click();
+    const answer = page.locator(".turn.assistant").last();
+    const citation = answer.locator("sup.cite a");
+    await citation.waitFor();
+    expect(await citation.innerText()).toBe("1");
+    expect(await answer.innerText()).toContain("The Growth plan costs $99 per month");
+    expect(await answer.locator(".citations li a").innerText()).toBe("Pricing");
+    // A citation leads to its source in the knowledge screen.
+    expect(await citation.getAttribute("href")).toMatch(/^#\/knowledge\?source=kb_/);
+    await shoot("search-and-chat");
+  });
+
+  it("saves a brand profile, then generates, reads and saves a persona", async () => {
+    await go("Settings");
+    await page.getByLabel("Name (required)").fill("Acme Analytics");
+    await page.getByLabel("Description (required)").fill("Product analytics for SaaS teams.");
+    await page.getByLabel("Value props").fill("Set up in minutes\nPrivacy first");
+    await page.getByRole("button", { name: "Save brand profile" }).click();
+    await expect
+      .poll(() => page.getByRole("status").first().innerText())
+      .toBe("Brand profile saved");
+    await shoot("settings");
+
+    await go("Intel");
+    await page.getByLabel("Module", { exact: true }).first().selectOption("persona");
+    await page.getByLabel("Segment", { exact: true }).fill("Heads of growth at B2B SaaS companies");
+    await page.getByRole("button", { name: "Generate" }).click();
+    const document = onScreen(".output article.document");
+    await document.waitFor({ timeout: 25_000 });
+    // Rendered as a document: headings and lists, not JSON.
+    expect(await document.locator("h3").count()).toBeGreaterThan(2);
+    expect(await document.innerText()).not.toContain("{");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await expect
+      .poll(() => onScreen(".output [role=status]").innerText())
+      .toMatch(/^Saved as art_/);
+    const saved = page.getByRole("list", { name: "Saved artifacts" }).locator("li");
+    await expect.poll(() => saved.count()).toBe(1);
+    expect(await unlabelledControls()).toEqual([]);
+    await shoot("intel");
+  });
+
+  it("adds a competitor, checks it, and shows its events by severity", async () => {
+    await go("Competitors");
+    await page.getByLabel("Domain or URL (required)").fill(rival.origin);
+    await page.getByRole("button", { name: "Add", exact: true }).click();
+    const card = page.getByRole("list", { name: "Competitors" }).locator("li").first();
+    await card.getByRole("button", { name: "Check now" }).click();
+    await expect.poll(() => card.innerText(), { timeout: 25_000 }).not.toContain("last checked —");
+    // The rival raises a price (by more than 25%: critical) and posts on its blog (low).
+    rival.state.plans[1] = { name: "Pro", price: "$49", features: ["10 sites", "Analytics"] };
+    rival.state.posts.push({ slug: "new-pricing", title: "Our new pricing", date: "2025-03-01" });
+    await card.getByRole("button", { name: "Check now" }).click();
+    const events = page.getByRole("list", { name: "Events" }).locator("li.event");
+    await expect.poll(() => events.count(), { timeout: 25_000 }).toBeGreaterThanOrEqual(2);
+    await page.getByLabel("Severity").selectOption("critical");
+    await expect
+      .poll(() => events.evaluateAll((els) => els.map((e) => e.getAttribute("data-severity"))))
+      .toEqual(["critical"]);
+    const read = events.first().getByLabel("Read");
+    await read.check();
+    await expect.poll(() => events.first().getAttribute("class")).not.toContain("unread");
+    await page.getByLabel("Severity").selectOption("");
+    await card.getByRole("button", { name: "Snapshot" }).click();
+    await onScreen(".output article.document").waitFor();
+    await shoot("competitors");
+  }, 90_000);
+
+  it("is readable at 390 pixels wide", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await go("Knowledge");
+    await sourceCard("Pricing").waitFor();
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
+    await shoot("knowledge-390px");
+  });
+});
