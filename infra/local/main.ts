@@ -22,7 +22,9 @@ const runtime = await startLocal({
 });
 
 process.stdout.write(`\nKnowledge Base and Marketing Intel API listening on ${runtime.url}\n`);
-process.stdout.write(`API reference: ${runtime.url}/docs   data: ${env.DATA_DIR}\n`);
+process.stdout.write(
+  `Console: ${runtime.url}/   API reference: ${runtime.url}/docs   data: ${env.DATA_DIR}\n`,
+);
 if (runtime.newKey) {
   process.stdout.write(
     `\nYour API key (shown once; keep it): ${runtime.newKey}\n  curl -H "Authorization: Bearer ${runtime.newKey}" ${runtime.url}/api/knowledge\n\n`,
