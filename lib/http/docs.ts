@@ -70,11 +70,17 @@ async function loadViewer(base = import.meta.url): Promise<Viewer> {
   return { script, version: createHash("sha256").update(script).digest("hex").slice(0, 16) };
 }
 
-/** Fonts come with the page's own, and "try it" sends requests straight to the API (no proxy). */
+/**
+ * Nothing from elsewhere: the page's own fonts, "try it" straight to the API (no proxy), and none
+ * of the viewer's hosted features (AI agent, MCP, developer tools, telemetry).
+ */
 const VIEWER_CONFIGURATION = JSON.stringify({
   withDefaultFonts: false,
   telemetry: false,
   proxyUrl: "",
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: "never",
 });
 
 const page = (viewer: Viewer) => `<!doctype html>

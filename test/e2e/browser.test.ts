@@ -100,6 +100,7 @@ describe("the API reference at /docs", () => {
       .waitFor({ timeout: 30_000 });
     await tab.getByText("Knowledge Base and Marketing Intel API").first().waitFor();
     expect(await tab.getByText("/api/knowledge/uploads").count()).toBeGreaterThan(0);
+    expect(await tab.getByText("Ask AI").count()).toBe(0);
     expect(elsewhere).toEqual([]);
     await context.close();
   }, 60_000);
