@@ -11,6 +11,7 @@ import { intelRoutes } from "../lib/intel/routes.js";
 import { crawlRoutes } from "../lib/knowledge/crawl/routes.js";
 import { knowledgeRoutes } from "../lib/knowledge/sources/routes.js";
 import { uploadRoutes } from "../lib/knowledge/uploads/routes.js";
+import { webhookRoutes } from "../lib/webhooks/routes.js";
 
 /**
  * Every documented route. Listed here rather than read from the manifest, whose loaders would
@@ -25,6 +26,7 @@ export const documentedRoutes = [
   ...intelRoutes,
   ...generateRoutes,
   ...artifactRoutes,
+  ...webhookRoutes,
 ];
 
 /** The API reference (/openapi.json, /docs) and /health, public. It touches no store, so it reads only CORS_ORIGINS. */

@@ -11,6 +11,7 @@ import { intelRoutes } from "../lib/intel/routes.js";
 import { crawlRoutes } from "../lib/knowledge/crawl/routes.js";
 import { knowledgeRoutes } from "../lib/knowledge/sources/routes.js";
 import { uploadRoutes } from "../lib/knowledge/uploads/routes.js";
+import { webhookRoutes } from "../lib/webhooks/routes.js";
 
 /**
  * Every Lambda function of the service, in one list that both the CDK stack and the local
@@ -20,7 +21,8 @@ import { uploadRoutes } from "../lib/knowledge/uploads/routes.js";
 
 /** The SQS queues; each has a dead-letter queue and its URL in `{NAME}_QUEUE_URL`. */
 /** `uploads` receives the bucket's ObjectCreated notifications for presigned uploads. */
-export const QUEUES = ["index", "crawl", "uploads", "checks"] as const;
+/** `webhooks` carries one delivery attempt of a webhook event per message. */
+export const QUEUES = ["index", "crawl", "uploads", "checks", "webhooks"] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 export const queueUrlVariable = (queue: QueueName) => `${queue.toUpperCase()}_QUEUE_URL`;
@@ -89,8 +91,15 @@ export const apiFunctions: ApiFunction[] = [
     name: "competitors-api",
     entry: "functions/competitors-api.ts",
     routes: competitorRoutes,
-    access: { table: "readWrite", bucket: "readWrite", sends: ["checks"] },
+    access: { table: "readWrite", bucket: "readWrite", sends: ["checks", "webhooks"] },
     load: () => import("./competitors-api.js"),
+  },
+  {
+    name: "webhooks-api",
+    entry: "functions/webhooks-api.ts",
+    routes: webhookRoutes,
+    access: { table: "readWrite", sends: ["webhooks"] },
+    load: () => import("./webhooks-api.js"),
   },
   {
     name: "docs-api",
@@ -134,7 +143,7 @@ export const queueWorkers: QueueWorker[] = [
     maxConcurrency: 5,
     timeoutSeconds: 60,
     memoryMb: 1024,
-    access: { table: "readWrite", bucket: "readWrite", sends: ["index", "crawl"] },
+    access: { table: "readWrite", bucket: "readWrite", sends: ["index", "crawl", "webhooks"] },
     nodeModules: ["jsdom"],
     load: () => import("./crawl-worker.js"),
   },
@@ -158,8 +167,20 @@ export const queueWorkers: QueueWorker[] = [
     maxConcurrency: 2,
     timeoutSeconds: 180,
     memoryMb: 512,
-    access: { table: "readWrite", bucket: "readWrite" },
+    access: { table: "readWrite", bucket: "readWrite", sends: ["webhooks"] },
     load: () => import("./competitor-check-worker.js"),
+  },
+  {
+    name: "webhooks-worker",
+    entry: "functions/webhooks-worker.ts",
+    queue: "webhooks",
+    batchSize: 10,
+    // Each delivery waits at most 10 s on its endpoint; ten at a time fit the timeout.
+    maxConcurrency: 5,
+    timeoutSeconds: 30,
+    memoryMb: 256,
+    access: { table: "readWrite", sends: ["webhooks"] },
+    load: () => import("./webhooks-worker.js"),
   },
 ];
 

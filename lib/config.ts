@@ -39,6 +39,7 @@ const fields = z.object({
   INDEX_QUEUE_URL: z.string().url(),
   CRAWL_QUEUE_URL: z.string().url(),
   CHECKS_QUEUE_URL: z.string().url(),
+  WEBHOOKS_QUEUE_URL: z.string().url(),
   /** Local development and tests only: lets URL sources, crawls and checks reach private hosts. */
   ALLOW_PRIVATE_URLS: flag,
   /** Browser origins allowed to call the API: none by default, `*` for any. */
@@ -63,6 +64,17 @@ const fields = z.object({
   CHUNK_OVERLAP: z.coerce.number().int().min(0).default(200),
   /** How long a verified API key stays cached in a warm process, in seconds. */
   KEY_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
+  /** How long a warm function trusts a workspace's webhook subscriptions before reading them again. */
+  WEBHOOK_CACHE_SECONDS: z.coerce.number().int().min(0).default(15),
+  /**
+   * Seconds between a webhook delivery's attempts, comma-separated, one attempt more than entries:
+   * by default Standard Webhooks' reference schedule, 8 attempts over about a day.
+   */
+  WEBHOOK_RETRY_SECONDS: z
+    .string()
+    .regex(/^\d+(,\d+){0,19}$/, "at most 20 comma-separated whole seconds, such as 5,300,1800")
+    .default("5,300,1800,7200,18000,28800,28800")
+    .transform((value) => value.split(",").map(Number)),
   /** A source still `indexing` this many minutes after it was queued is failed by the watchdog. */
   STALL_MINUTES: positiveInt(90),
   /**

@@ -3,14 +3,16 @@ import { createCompetitorServices } from "../competitors/services.js";
 import type { Config } from "../config.js";
 import { createStores } from "../store/clients.js";
 import { fetcherOf } from "./fetcher.js";
+import { webhookEventsOf } from "./webhook-events.js";
 
 /** competitor-check-worker: queued checks, with the configured (longer) limits. */
 export function checkWorkerServices(config: Config) {
-  const { table, blobs } = createStores(config);
+  const stores = createStores(config);
   return createCompetitorServices({
-    table,
-    blobs,
+    table: stores.table,
+    blobs: stores.blobs,
     fetcher: fetcherOf(config),
     limits: limitsFrom(config),
+    webhooks: webhookEventsOf(config, stores),
   });
 }

@@ -3,6 +3,7 @@ import { createCompetitorServices } from "../competitors/services.js";
 import type { Config } from "../config.js";
 import { apiBase } from "./api.js";
 import { fetcherOf } from "./fetcher.js";
+import { webhookEventsOf } from "./webhook-events.js";
 
 /**
  * competitors-api: tracked competitors, checks and events. Built from the stores alone: the model
@@ -17,6 +18,7 @@ export function competitorServices(config: Config) {
       blobs: shared.stores.blobs,
       fetcher: fetcherOf(config),
       limits: API_CHECK_LIMITS,
+      webhooks: webhookEventsOf(config, shared.stores),
     }),
   };
 }

@@ -4,6 +4,7 @@ import { Sources } from "../knowledge/sources/sources.js";
 import { createStores } from "../store/clients.js";
 import { PoliteSession } from "../web/session.js";
 import { fetcherOf } from "./fetcher.js";
+import { webhookEventsOf } from "./webhook-events.js";
 
 /** crawl-worker: one page per message, politely per host. */
 export function crawlWorkerServices(config: Config) {
@@ -18,5 +19,6 @@ export function crawlWorkerServices(config: Config) {
     session: new PoliteSession(fetcher, { politenessMs: config.CRAWL_POLITENESS_MS }),
     stallMs: config.CRAWL_STALL_SECONDS * 1000,
     watchSeconds: config.CRAWL_WATCH_SECONDS,
+    events: webhookEventsOf(config, stores),
   });
 }

@@ -4,7 +4,13 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Config } from "../config.js";
 import { Blobs } from "./blobs.js";
-import { type CheckMessage, type CrawlMessage, type IndexMessage, Queue } from "./queue.js";
+import {
+  type CheckMessage,
+  type CrawlMessage,
+  type IndexMessage,
+  Queue,
+  type WebhookMessage,
+} from "./queue.js";
 import { Table } from "./table.js";
 
 export interface Stores {
@@ -13,6 +19,7 @@ export interface Stores {
   indexQueue: Queue<IndexMessage>;
   crawlQueue: Queue<CrawlMessage>;
   checksQueue: Queue<CheckMessage>;
+  webhooksQueue: Queue<WebhookMessage>;
 }
 
 /**
@@ -34,5 +41,6 @@ export function createStores(config: Config): Stores {
     indexQueue: new Queue<IndexMessage>(sqs, config.INDEX_QUEUE_URL),
     crawlQueue: new Queue<CrawlMessage>(sqs, config.CRAWL_QUEUE_URL),
     checksQueue: new Queue<CheckMessage>(sqs, config.CHECKS_QUEUE_URL),
+    webhooksQueue: new Queue<WebhookMessage>(sqs, config.WEBHOOKS_QUEUE_URL),
   };
 }

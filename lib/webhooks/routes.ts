@@ -64,6 +64,7 @@ const EndpointId = z.object({
 export const createWebhook = createRoute({
   method: "post",
   path: "/api/webhooks",
+  operationId: "createWebhook",
   tags,
   summary: "Register a webhook endpoint",
   description: `Events are POSTed to \`url\` as Standard Webhooks: a JSON body \`{type, timestamp, data}\` with \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` headers. The answer carries the signing secret, shown only this once. The URL must be a public http(s) address (checked again on every delivery). At most ${MAX_ENDPOINTS} endpoints per workspace (409 beyond).`,
@@ -89,6 +90,7 @@ export const createWebhook = createRoute({
 export const listWebhooks = createRoute({
   method: "get",
   path: "/api/webhooks",
+  operationId: "listWebhooks",
   tags,
   summary: "List webhook endpoints, newest first",
   request: { query: z.strictObject({ limit: limitParam(20, 100), cursor: cursorParam }) },
@@ -104,6 +106,7 @@ export const listWebhooks = createRoute({
 export const getWebhook = createRoute({
   method: "get",
   path: "/api/webhooks/{id}",
+  operationId: "getWebhook",
   tags,
   summary: "Get one webhook endpoint (without its secret)",
   request: { params: EndpointId },
@@ -113,6 +116,7 @@ export const getWebhook = createRoute({
 export const deleteWebhook = createRoute({
   method: "delete",
   path: "/api/webhooks/{id}",
+  operationId: "deleteWebhook",
   tags,
   summary: "Remove a webhook endpoint",
   description: "Deliveries still queued for it are dropped.",
@@ -123,6 +127,7 @@ export const deleteWebhook = createRoute({
 export const listDeliveries = createRoute({
   method: "get",
   path: "/api/webhooks/{id}/deliveries",
+  operationId: "listWebhookDeliveries",
   tags,
   summary: "The endpoint's delivery log",
   description:
@@ -143,6 +148,7 @@ export const listDeliveries = createRoute({
 export const testWebhook = createRoute({
   method: "post",
   path: "/api/webhooks/{id}/test",
+  operationId: "testWebhook",
   tags,
   summary: "Send a test event to the endpoint",
   description: `Queues a \`${TEST_EVENT_TYPE}\` event for this endpoint alone, delivered and retried like any other; its attempts show in the delivery log.`,

@@ -58,6 +58,7 @@ describe("the competitor sweep and the checks worker", () => {
       CHECKS_QUEUE_URL: queues.create("checks"),
       INDEX_QUEUE_URL: queues.create("index"),
       CRAWL_QUEUE_URL: queues.create("crawl"),
+      WEBHOOKS_QUEUE_URL: queues.create("webhooks"),
       ALLOW_PRIVATE_URLS: "true",
       CHECK_POLITENESS_MS: "0",
       CHECK_CONCURRENCY: "2",

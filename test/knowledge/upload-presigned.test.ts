@@ -85,6 +85,7 @@ beforeAll(async () => {
     INDEX_QUEUE_URL: queues.create("index"),
     CRAWL_QUEUE_URL: queues.create("crawl"),
     CHECKS_QUEUE_URL: queues.create("checks"),
+    WEBHOOKS_QUEUE_URL: queues.create("webhooks"),
   });
   queues.create("upload-events");
   await ensureTable(new DynamoDBClient({}), "uploads-test");

@@ -35,6 +35,7 @@ const configOf = (env: Record<string, string>) =>
     INDEX_QUEUE_URL: "http://127.0.0.1/index",
     CRAWL_QUEUE_URL: "http://127.0.0.1/crawl",
     CHECKS_QUEUE_URL: "http://127.0.0.1/checks",
+    WEBHOOKS_QUEUE_URL: "http://127.0.0.1/webhooks",
     OPENAI_BASE_URL: openai.baseURL,
     LLM_MODEL: "fake-chat",
     EMBEDDING_MODEL: "fake-embed",

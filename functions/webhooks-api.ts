@@ -1,0 +1,21 @@
+import { handle } from "hono/aws-lambda";
+import { webhooksServices } from "../lib/compose/webhooks-api.js";
+import { loadConfig } from "../lib/config.js";
+import { createServiceApp } from "../lib/http/app.js";
+import { webhooksApi } from "../lib/webhooks/api.js";
+
+const services = webhooksServices(loadConfig());
+
+/** Webhook endpoints, their delivery logs and test events: /api/webhooks/* */
+export const app = createServiceApp({
+  ...services.guards,
+  modules: [
+    webhooksApi({
+      endpoints: services.endpoints,
+      queue: services.stores.webhooksQueue,
+      allowPrivate: services.config.ALLOW_PRIVATE_URLS,
+    }),
+  ],
+});
+
+export const handler = handle(app);
