@@ -16,11 +16,15 @@ import {
   listEvents,
   patchEvent,
 } from "./routes.js";
+import type { Snapshots } from "./snapshot.js";
+import { stateOf } from "./state.js";
 import { enqueueWorkspace } from "./sweep.js";
 
 export interface CompetitorsApiDeps {
   competitors: Competitors;
   events: Events;
+  /** Where the latest snapshot of each competitor is read. */
+  snapshots: Snapshots;
   /** Runs `POST .../check`; give it limits that fit the API's time budget (`API_CHECK_LIMITS`). */
   checker: Checker;
   /** Takes each check, queued or direct, from the workspace's daily quota. */
@@ -35,6 +39,7 @@ export interface CompetitorsApiDeps {
 export function competitorsApi({
   competitors,
   events,
+  snapshots,
   checker,
   checksQueue,
   quotas,
@@ -70,7 +75,7 @@ export function competitorsApi({
 
   app.openapi(getCompetitor, async (c) => {
     const item = await competitors.get(c.get("workspaceId"), c.req.valid("param").id);
-    return c.json(publicCompetitor(item), 200);
+    return c.json({ ...publicCompetitor(item), ...(await stateOf(item, snapshots)) }, 200);
   });
 
   app.openapi(deleteCompetitor, async (c) => {

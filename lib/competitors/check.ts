@@ -3,7 +3,7 @@ import { logger } from "../log.js";
 import type { SafeFetcher } from "../web/fetch.js";
 import { HostPace } from "../web/session.js";
 import { type BriefInput, type BriefWriter, summarize, titleOf } from "./brief.js";
-import type { CompetitorItem, Competitors } from "./competitors.js";
+import type { CompetitorItem, Competitors, PagesSeen } from "./competitors.js";
 import { type Change, diffFacts } from "./diff.js";
 import { homepageCandidates } from "./domain.js";
 import { detailsOf, type EventDraft, type Events } from "./events.js";
@@ -71,6 +71,16 @@ const BRIEF_BUDGET_MS = 5_000;
 const BRIEF_CONCURRENCY = 4;
 /** A crashed check's lease runs out this long after its budget, freeing the competitor. */
 const LEASE_MARGIN_MS = 60_000;
+
+/** When each section's page was last read: those read now, now; the others as they were. */
+function pagesSeen(before: PagesSeen | undefined, facts: Facts, at: string): PagesSeen {
+  const seen: PagesSeen = { ...before };
+  for (const section of SECTIONS) {
+    const url = facts[section]?.url;
+    if (url) seen[section] = { url, lastSeenAt: at };
+  }
+  return seen;
+}
 
 const sameFingerprints = (a: Fingerprints, b: Fingerprints) =>
   SECTIONS.every((section) => a[section] === b[section]);
@@ -142,7 +152,12 @@ export class Checker {
       const summary = `${item.domain} could not be checked: ${observation.reason}`;
       return { ok: false, changed: false, summary };
     }
-    const done = { lastCheckedAt: checkedAt, lastAnalyzedAt: checkedAt };
+    const done = {
+      lastCheckedAt: checkedAt,
+      lastAnalyzedAt: checkedAt,
+      companyName: observation.name ?? item.companyName ?? null,
+      pages: pagesSeen(item.pages, observation.facts, checkedAt),
+    };
     if (item.snapshotKey && sameFingerprints(fingerprints(observation.facts), item.fingerprints)) {
       await competitors.release(item, done);
       const summary = summarizeCheck({ domain: item.domain, baseline: false, changes: [] });

@@ -2,14 +2,17 @@ import { conflict, notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 import { normalizeDomain } from "./domain.js";
+import type { Section } from "./sections.js";
 import type { Fingerprints, Snapshots } from "./snapshot.js";
 
 /** A tracked competitor as the API shows it. */
 export interface Competitor {
   id: string;
   domain: string;
-  /** The domain, until naming is offered. */
+  /** The domain, as the interface document fixes it. */
   name: string;
+  /** The company's name as its site states it (JSON-LD, site name, title, copyright); null until a check finds it. */
+  companyName: string | null;
   /** Where checks start when a URL was given; null means `https://{domain}/` (or http). */
   homepage: string | null;
   createdAt: string;
@@ -17,7 +20,14 @@ export interface Competitor {
   lastAnalyzedAt: string | null;
 }
 
-export interface CompetitorItem extends Item, Competitor {
+/** Where each section of a competitor's site was last read, and when. */
+export type PagesSeen = Partial<Record<Section, { url: string; lastSeenAt: string }>>;
+
+export interface CompetitorItem extends Item, Omit<Competitor, "companyName"> {
+  /** Absent on competitors no check has named yet. */
+  companyName?: string | null;
+  /** Absent on competitors no check has read yet. */
+  pages?: PagesSeen;
   workspaceId: string;
   /** When the last check ended, whatever its outcome: queued checks older than this are skipped. */
   lastCheckedAt: string | null;
@@ -58,6 +68,7 @@ export function toPublic(item: CompetitorItem): Competitor {
     id: item.id,
     domain: item.domain,
     name: item.name,
+    companyName: item.companyName ?? null,
     homepage: item.homepage,
     createdAt: item.createdAt,
     lastAnalyzedAt: item.lastAnalyzedAt,
@@ -217,7 +228,15 @@ export class Competitors {
   release(
     item: CompetitorItem,
     fields: Partial<
-      Pick<CompetitorItem, "lastCheckedAt" | "lastAnalyzedAt" | "snapshotKey" | "fingerprints">
+      Pick<
+        CompetitorItem,
+        | "lastCheckedAt"
+        | "lastAnalyzedAt"
+        | "snapshotKey"
+        | "fingerprints"
+        | "companyName"
+        | "pages"
+      >
     > = {},
   ): Promise<CompetitorItem | undefined> {
     return this.deps.table.update<CompetitorItem>(

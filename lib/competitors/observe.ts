@@ -7,7 +7,7 @@ import type { CrawlSession, FetchedResource } from "./session.js";
 import type { Facts } from "./snapshot.js";
 
 export type Observation =
-  | { ok: true; homepage: string; facts: Facts }
+  | { ok: true; homepage: string; facts: Facts; name: string | null }
   | { ok: false; reason: string };
 
 /** One check's way to the site: its requests (the session), and where what they fetch is read. */
@@ -208,5 +208,5 @@ export async function observe(
   if (pricing) facts.pricing = pricing;
   if (hiring) facts.hiring = hiring;
   if (content) facts.content = content;
-  return { ok: true, homepage: home.url, facts };
+  return { ok: true, homepage: home.url, facts, name: home.name };
 }

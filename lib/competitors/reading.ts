@@ -9,6 +9,7 @@ import {
   type SitemapEntries,
 } from "./extract/content.js";
 import { loadHtml } from "./extract/html.js";
+import { extractCompanyName } from "./extract/identity.js";
 import { extractJobs, type JobPosting } from "./extract/jobs.js";
 import { extractMessaging, type Messaging } from "./extract/messaging.js";
 import { extractPlans, type Plan } from "./extract/pricing.js";
@@ -27,6 +28,8 @@ export interface Readings {
     boards: AtsBoard[];
     feeds: string[];
     messaging: Messaging;
+    /** The company's name as the site states it; null when it does not. */
+    name: string | null;
   };
   pricing: { url: string; plans: Plan[] };
   careers: { url: string; boards: AtsBoard[]; jobs: JobPosting[] };
@@ -58,6 +61,7 @@ export function readDocument({ role, url, text }: ReadJob): Readings[Role] {
         boards: findBoards(text),
         feeds: feedLinks(page),
         messaging: extractMessaging(page),
+        name: extractCompanyName(page),
       };
     case "pricing":
       return { url, plans: extractPlans(page) };

@@ -18,6 +18,11 @@ export const CompetitorSchema = z
     id: z.string().openapi({ example: "comp_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
     domain: z.string().openapi({ example: "acme.com" }),
     name: z.string().openapi({ description: "The domain" }),
+    companyName: z.string().nullable().openapi({
+      description:
+        "The company's name as its own site states it (organisation data, site name, title, copyright line); null until a check finds one",
+      example: "Acme",
+    }),
     homepage: z.string().nullable().openapi({
       description: "Where checks start when a URL was given; otherwise https://{domain}/",
     }),
@@ -112,14 +117,74 @@ export const listCompetitors = createRoute({
   },
 });
 
+const PlanSchema = z.object({
+  name: z.string(),
+  price: z.number().nullable(),
+  currency: z.string().nullable(),
+  period: z.string().nullable(),
+  perSeat: z.boolean(),
+  contactSales: z.boolean(),
+  priceText: z.string().openapi({ example: "$29 per seat per month" }),
+});
+
+const JobSchema = z.object({
+  title: z.string(),
+  team: z.string().nullable(),
+  location: z.string().nullable(),
+  url: z.string().nullable(),
+});
+
+const PostSchema = z.object({ title: z.string(), url: z.string(), date: z.string().nullable() });
+
+const PageSeenSchema = z.object({
+  url: z.string(),
+  lastSeenAt: z.string().openapi({ format: "date-time" }),
+});
+
+const CompetitorStateSchema = CompetitorSchema.extend({
+  pages: z
+    .object(Object.fromEntries(EVENT_TYPES.map((s) => [s, PageSeenSchema.optional()])))
+    .openapi({
+      description:
+        "Where each part of the site (pricing, hiring, content, messaging) was last read, and when",
+    }),
+  snapshot: z
+    .object({
+      takenAt: z.string().openapi({
+        format: "date-time",
+        description: "When the site last looked different (unchanged checks keep the snapshot)",
+      }),
+      homepage: z.string(),
+      headline: z.string().nullable(),
+      claims: z.array(z.string()),
+      plans: z.array(PlanSchema),
+      openRoles: z.object({
+        count: z.number().int(),
+        source: z.string().nullable().openapi({ description: "The job board, or `page`" }),
+        roles: z.array(JobSchema).openapi({ description: "Up to 50" }),
+      }),
+      posts: z.object({
+        count: z.number().int(),
+        latest: z.array(PostSchema).openapi({ description: "Up to 10, newest first" }),
+      }),
+    })
+    .nullable()
+    .openapi({ description: "The latest extracted state of the site; null before a check" }),
+}).openapi("CompetitorState");
+
 export const getCompetitor = createRoute({
   operationId: "getCompetitor",
   method: "get",
   path: "/api/intel/competitors/{id}",
   tags,
-  summary: "Get one competitor",
+  summary: "Get one competitor, with what monitoring knows of it",
+  description:
+    "The competitor, its plans with prices, open roles with team and location, latest posts and homepage headline from the latest snapshot, and when each page was last seen.",
   request: { params: CompetitorId },
-  responses: { 200: jsonResponse(CompetitorSchema, "The competitor"), ...commonErrors },
+  responses: {
+    200: jsonResponse(CompetitorStateSchema, "The competitor and its state"),
+    ...commonErrors,
+  },
 });
 
 export const deleteCompetitor = createRoute({

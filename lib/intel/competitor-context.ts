@@ -46,6 +46,7 @@ export function competitorSection(data: PromptData, tracked: TrackedCompetitor |
   const { competitor: c, events } = tracked;
   const record = [
     `Domain: ${c.domain}`,
+    `Name on its site: ${c.companyName ?? "not found yet"}`,
     `Homepage: ${c.homepage ?? `https://${c.domain}/`}`,
     `Tracked since: ${c.createdAt}`,
     `Site last analysed: ${c.lastAnalyzedAt ?? "never"}`,

@@ -86,6 +86,7 @@ describe("competitors API", () => {
         id: expect.stringMatching(/^comp_[0-9A-Z]{26}$/),
         domain: "acme.com",
         name: "acme.com",
+        companyName: null,
         homepage: null,
         createdAt: expect.any(String),
         lastAnalyzedAt: null,
@@ -187,7 +188,7 @@ describe("competitors API", () => {
     it("answers 404 for another workspace's competitor and for unknown ids", async () => {
       const [mine] = (await call<CompetitorList>("GET", "/api/intel/competitors")).body.competitors;
       const path = `/api/intel/competitors/${mine?.id}`;
-      expect((await call("GET", path)).body).toEqual(mine);
+      expect((await call("GET", path)).body).toEqual({ ...mine, pages: {}, snapshot: null });
       expect((await call("GET", path, { workspace: "ws_b" })).status).toBe(404);
       expect((await call("DELETE", path, { workspace: "ws_b" })).status).toBe(404);
       expect((await call("GET", "/api/intel/competitors/comp_nope")).status).toBe(404);
@@ -215,6 +216,71 @@ describe("competitors API", () => {
       });
       expect(events.body.events).toMatchObject([{ competitorId: id, type: "messaging" }]);
       expect((await add(world.site.origin, workspace)).status).toBe(201);
+    });
+
+    it("shows what monitoring knows: the latest snapshot, each page's last sighting, the site's own name", async () => {
+      const workspace = "ws_state";
+      const { id } = (await add(world.site.origin, workspace)).body;
+      await call<CheckAnswer>("POST", `/api/intel/competitors/${id}/check`, { workspace });
+      const first = await call<Record<string, unknown>>("GET", `/api/intel/competitors/${id}`, {
+        workspace,
+      });
+      const checkedAt = (first.body as unknown as Competitor).lastAnalyzedAt;
+      expect(first.body).toMatchObject({
+        name: new URL(world.site.origin).host,
+        companyName: "Acme",
+        pages: {
+          pricing: { url: `${world.site.origin}/pricing`, lastSeenAt: checkedAt },
+          hiring: { url: `${world.site.origin}/careers`, lastSeenAt: checkedAt },
+          content: { url: `${world.site.origin}/blog/feed.xml`, lastSeenAt: checkedAt },
+          messaging: { url: `${world.site.origin}/`, lastSeenAt: checkedAt },
+        },
+        snapshot: {
+          takenAt: checkedAt,
+          headline: world.site.state.headline,
+          plans: [
+            { name: "Starter", price: 10, currency: "USD", priceText: "$10 per month" },
+            { name: "Pro", price: 29, priceText: "$29 per month" },
+            { name: "Enterprise", price: null, contactSales: true, priceText: "contact sales" },
+          ],
+          openRoles: {
+            count: 3,
+            source: "greenhouse",
+            roles: expect.arrayContaining([
+              expect.objectContaining({
+                title: "Account Executive",
+                team: "Sales",
+                location: "London",
+              }),
+            ]),
+          },
+          posts: {
+            count: 2,
+            latest: [
+              expect.objectContaining({ title: "Faster builds for everyone", date: "2025-02-03" }),
+              expect.objectContaining({ title: "Hello world" }),
+            ],
+          },
+        },
+      });
+      // The listing keeps `name` as the domain and carries the site's name beside it.
+      const list = await call<CompetitorList>("GET", "/api/intel/competitors", { workspace });
+      expect(list.body.competitors).toMatchObject([{ name: first.body.name, companyName: "Acme" }]);
+
+      // The careers page fails: its last sighting stays, the others move on.
+      world.site.failing.add("/careers");
+      try {
+        await call<CheckAnswer>("POST", `/api/intel/competitors/${id}/check`, { workspace });
+      } finally {
+        world.site.failing.delete("/careers");
+      }
+      const second = await call<Record<string, { [k: string]: { lastSeenAt: string } }>>(
+        "GET",
+        `/api/intel/competitors/${id}`,
+        { workspace },
+      );
+      expect(second.body.pages?.hiring?.lastSeenAt).toBe(checkedAt);
+      expect(second.body.pages?.pricing?.lastSeenAt).not.toBe(checkedAt);
     });
 
     it("answers 404 when checking an unknown competitor", async () => {

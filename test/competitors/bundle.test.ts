@@ -47,6 +47,7 @@ describe("the bundled competitors API", () => {
       boards: [],
       feeds: [],
       messaging: { headline: "Ship sites faster", claims: ["Acme hosts your pages."] },
+      name: null,
     });
   }, 120_000);
 });

@@ -14,6 +14,7 @@ import {
   postsFromSitemap,
 } from "../../lib/competitors/extract/content.js";
 import { loadHtml } from "../../lib/competitors/extract/html.js";
+import { extractCompanyName } from "../../lib/competitors/extract/identity.js";
 import { extractJobs } from "../../lib/competitors/extract/jobs.js";
 import { extractMessaging, maskNumbers } from "../../lib/competitors/extract/messaging.js";
 import { findPrice } from "../../lib/competitors/extract/price.js";
@@ -356,6 +357,57 @@ describe("extractMessaging", () => {
       maskNumbers("Trusted by 12,003 teams since 2020"),
     );
     expect(maskNumbers("Loved by teams")).not.toBe(maskNumbers("Trusted by teams"));
+  });
+});
+
+describe("extractCompanyName", () => {
+  const title = (text: string) => `<title>${text}</title>`;
+
+  it.each([
+    [
+      "its organisation data first",
+      page(
+        "",
+        "https://acme.com/",
+        `${title("Home")}<script type="application/ld+json">{"@type":"Organization","name":"Acme Corp"}</script><meta property="og:site_name" content="Acme">`,
+      ),
+      "Acme Corp",
+    ],
+    [
+      "the site name it gives social networks",
+      page(
+        "",
+        "https://acme.com/",
+        `${title("Home")}<meta property="og:site_name" content=" Acme  Labs ">`,
+      ),
+      "Acme Labs",
+    ],
+    [
+      "the title's part named like the domain",
+      page("", "https://www.rival-labs.io/", title("Ship faster | Rival Labs")),
+      "Rival Labs",
+    ],
+    [
+      "the title's part the copyright line starts with",
+      page(
+        "<footer><p>© 2019–2025 Blitz GmbH. All rights reserved.</p></footer>",
+        "https://bl.it/",
+        title("Blitz: sites in minutes"),
+      ),
+      "Blitz",
+    ],
+    [
+      "the copyright holder alone",
+      page("<footer><small>© Hooli, Inc</small></footer>", "https://x.io/", title("Welcome")),
+      "Hooli",
+    ],
+    [
+      "nothing when the site does not say",
+      page("<h1>Hi</h1>", "https://x.io/", title("Welcome | Home")),
+      null,
+    ],
+  ])("takes %s", (_, home, name) => {
+    expect(extractCompanyName(home)).toBe(name);
   });
 });
 
