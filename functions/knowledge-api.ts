@@ -13,6 +13,13 @@ const allowPrivate = services.config.ALLOW_PRIVATE_URLS;
 export const app = createServiceApp({
   ...services.guards,
   modules: [
+    // Before the sources: `/api/knowledge/crawl` is a crawl route, not a source id.
+    crawlApi({
+      crawls: services.crawls,
+      sources: services.sources,
+      allowPrivate,
+      quotas: services.quotas,
+    }),
     knowledgeApi({
       sources: services.sources,
       blobs: services.stores.blobs,
@@ -21,7 +28,6 @@ export const app = createServiceApp({
       allowPrivate,
       quotas: services.quotas,
     }),
-    crawlApi({ crawls: services.crawls, allowPrivate, quotas: services.quotas }),
     uploadsApi({ uploads: services.uploads, quotas: services.quotas }),
   ],
 });

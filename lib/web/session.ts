@@ -2,12 +2,14 @@ import { LRUCache } from "lru-cache";
 import { limiter } from "../async.js";
 import { neverSent } from "./errors.js";
 import type { FetchedContent, FetchOptions, SafeFetcher } from "./fetch.js";
+import { nextPace, type Observation } from "./pace.js";
 import { RobotsCache, type RobotsOptions, type RobotsRules } from "./robots.js";
 
 /**
  * The polite way to a site, for crawls and competitor checks alike: robots.txt read once per
  * origin under the one policy (`RobotsCache`), and one request at a time per host, each a gap
- * after the last one ended: the larger of the configured politeness and the host's Crawl-delay.
+ * after the last one ended: at least the larger of the configured politeness and the host's
+ * Crawl-delay, more when the host answers slowly or asks for a pause (`pace.ts`).
  * A crawl spreads over many invocations, so it spaces its pages by slots kept in its table
  * (`CrawlStore.claimHostSlot`), of the gap this session gives.
  */
@@ -34,13 +36,17 @@ interface Host {
   run: ReturnType<typeof limiter>;
   /** When the host's last request ended. */
   last: number;
+  /** The gap its response times call for (`nextPace`), and a pause it asked for. */
+  gapMs: number;
+  pauseUntil: number;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The hosts' turns in one process: one request at a time per host, each `gapMs` after the last one
- * that reached the host ended. Sessions that share one share each host's pace.
+ * The hosts' turns in one process: one request at a time per host, each at least `gapMs` after
+ * the last one that reached the host ended, longer while the host answers slowly, and none during
+ * a pause a 429 or 503 asked for. Sessions that share one share each host's pace.
  */
 export class HostPace {
   private readonly hosts: LRUCache<string, Host>;
@@ -62,21 +68,30 @@ export class HostPace {
   ): Promise<T> {
     let host = this.hosts.get(name);
     if (!host) {
-      host = { run: limiter(1), last: 0 };
+      host = { run: limiter(1), last: 0, gapMs, pauseUntil: 0 };
       this.hosts.set(name, host);
     }
     const state = host;
+    const observe = (observation: Observation) => {
+      state.last = Date.now();
+      const pace = nextPace(state.gapMs, observation, gapMs, state.last);
+      state.gapMs = pace.gapMs;
+      state.pauseUntil = Math.max(state.pauseUntil, pace.pauseUntil ?? 0);
+    };
     return state.run(async () => {
-      const waitMs = Math.max(0, state.last + gapMs - Date.now());
+      const now = Date.now();
+      const gap = Math.max(gapMs, state.gapMs);
+      const waitMs = Math.max(0, state.last + gap - now, state.pauseUntil - now);
       const admitted = admit(waitMs);
       if (waitMs > 0) await sleep(waitMs);
+      const started = Date.now();
       try {
         const result = await request(admitted);
-        state.last = Date.now();
+        observe({ latencyMs: Date.now() - started });
         return result;
       } catch (err) {
         // Refused before it connected, the request never reached the host: it owes no pause.
-        if (!neverSent(err)) state.last = Date.now();
+        if (!neverSent(err)) observe({ error: err });
         throw err;
       }
     });

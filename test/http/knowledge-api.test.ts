@@ -174,6 +174,8 @@ describe("bad input", () => {
       "enabled=maybe",
       "status=done",
       "cursor=%%%",
+      "crawlId=crawl_x",
+      "bogus=1",
     ]) {
       const res = await rt.call(`/api/knowledge?${query}`);
       expect(res.status, query).toBe(400);
@@ -202,8 +204,16 @@ describe("bad input", () => {
     expect(await wrongMethod.json()).toMatchObject({ error: { code: "method_not_allowed" } });
   });
 
-  it("answers 400 to a patch that is not exactly {enabled: boolean}", async () => {
-    for (const body of [{}, { enabled: "yes" }, { enabled: true, name: "x" }]) {
+  it("answers 400 to a patch without a known field of the right shape", async () => {
+    for (const body of [
+      {},
+      { enabled: "yes" },
+      { enabled: true, title: "x" },
+      { name: "" },
+      { name: "x".repeat(201) },
+      { refresh: "hourly" },
+      { refresh: "daily" },
+    ]) {
       const res = await rt.call(`/api/knowledge/${sourceId}`, { method: "PATCH", json: body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
@@ -228,6 +238,39 @@ describe("bad input", () => {
         error: { code: "validation_failed", details: { issues: [{ path: "url" }] } },
       });
     }
+  });
+});
+
+describe("sources stay manageable", () => {
+  it("renames a source, and search answers with the new name at once", async () => {
+    const created = await rt.call("/api/knowledge", {
+      method: "POST",
+      json: { text: "# Onboarding\n\nOnboarding takes a zebrafish week.", name: "Old name" },
+    });
+    const { id } = (await created.json()) as { id: string };
+    await rt.runtime.queues.idle();
+    const renamed = await rt.call(`/api/knowledge/${id}`, {
+      method: "PATCH",
+      json: { name: "  New name " },
+    });
+    expect(renamed.status).toBe(200);
+    expect(await renamed.json()).toMatchObject({ id, name: "New name", enabled: 1 });
+    const search = await rt.call("/api/knowledge/search", {
+      method: "POST",
+      json: { query: "zebrafish" },
+    });
+    const { results } = (await search.json()) as { results: SearchResult[] };
+    expect(results.find((r) => r.source_id === id)?.name).toBe("New name");
+  });
+
+  it("lists crawls at /api/knowledge/crawl (not as a source id) and filters sources by crawl", async () => {
+    const crawls = await rt.call("/api/knowledge/crawl?limit=5");
+    expect(crawls.status).toBe(200);
+    expect(await crawls.json()).toEqual({ crawls: [], nextCursor: null });
+    const bad = await rt.call("/api/knowledge/crawl?status=done");
+    expect(bad.status).toBe(400);
+    const none = await rt.call("/api/knowledge?crawl_id=crawl_01JD3Q8Y5V2N6W3KX9T7M4PZ8R");
+    expect(await none.json()).toEqual({ sources: [], nextCursor: null });
   });
 });
 

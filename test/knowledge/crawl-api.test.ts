@@ -6,10 +6,11 @@ import { crawlApi } from "../../lib/knowledge/crawl/api.js";
 import { Crawler } from "../../lib/knowledge/crawl/crawler.js";
 import { Crawls } from "../../lib/knowledge/crawl/crawls.js";
 import { crawlRoutes } from "../../lib/knowledge/crawl/routes.js";
+import { knowledgeApi } from "../../lib/knowledge/sources/api.js";
 import { Sources } from "../../lib/knowledge/sources/sources.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { PoliteSession } from "../../lib/web/session.js";
-import { roomyQuotas, startAws, type TestAws } from "../support/aws.js";
+import { retrieverOn, roomyQuotas, startAws, type TestAws } from "../support/aws.js";
 import { htmlPage, prose, respond, type Site, startSite } from "../support/sites.js";
 
 /** The bearer token is the workspace id: tenancy without the key store. */
@@ -25,6 +26,8 @@ describe("crawl API", () => {
   let crawler: Crawler;
   let strictApp: ReturnType<typeof createServiceApp>;
   let localApp: ReturnType<typeof createServiceApp>;
+  /** Crawls and sources together, as the knowledge API function serves them. */
+  let fullApp: ReturnType<typeof createServiceApp>;
 
   const call = (
     app: ReturnType<typeof createServiceApp>,
@@ -64,12 +67,17 @@ describe("crawl API", () => {
     });
     const queue = aws.queue("crawl-api");
     crawls = new Crawls({ table: aws.table, queue, watchSeconds: 60 });
+    const sources = new Sources({
+      table: aws.table,
+      blobs: aws.blobs,
+      indexQueue: aws.queue("idx"),
+    });
     const fetcher = new SafeFetcher({ allowPrivate: true, timeoutMs: 2000 });
     crawler = new Crawler({
       table: aws.table,
       blobs: aws.blobs,
       queue,
-      sources: new Sources({ table: aws.table, blobs: aws.blobs, indexQueue: aws.queue("idx") }),
+      sources,
       fetcher,
       session: new PoliteSession(fetcher, { politenessMs: 0 }),
       stallMs: 60_000,
@@ -77,11 +85,25 @@ describe("crawl API", () => {
     });
     strictApp = createServiceApp({
       authenticate: testAuth,
-      modules: [crawlApi({ crawls, allowPrivate: false, quotas: roomyQuotas(aws.table) })],
+      modules: [crawlApi({ crawls, sources, allowPrivate: false, quotas: roomyQuotas(aws.table) })],
     });
     localApp = createServiceApp({
       authenticate: testAuth,
-      modules: [crawlApi({ crawls, allowPrivate: true, quotas: roomyQuotas(aws.table) })],
+      modules: [crawlApi({ crawls, sources, allowPrivate: true, quotas: roomyQuotas(aws.table) })],
+    });
+    fullApp = createServiceApp({
+      authenticate: testAuth,
+      modules: [
+        crawlApi({ crawls, sources, allowPrivate: true, quotas: roomyQuotas(aws.table) }),
+        knowledgeApi({
+          sources,
+          blobs: aws.blobs,
+          retriever: retrieverOn(aws),
+          maxTextBytes: 10_000,
+          allowPrivate: true,
+          quotas: roomyQuotas(aws.table),
+        }),
+      ],
     });
   });
   afterAll(async () => {
@@ -119,6 +141,8 @@ describe("crawl API", () => {
       startedAt: expect.any(String),
       finishedAt: null,
       lastError: null,
+      refresh: null,
+      refreshOf: null,
     });
   });
 
@@ -214,12 +238,120 @@ describe("crawl API", () => {
     expect((await call(localApp, "DELETE", path)).status).toBe(200);
   });
 
-  it("documents its four routes", () => {
+  it("adds a URL once: 201 created, then 200 with the same source, however it is spelled", async () => {
+    const first = await call(
+      fullApp,
+      "POST",
+      "/api/knowledge",
+      { url: `${site.origin}/a` },
+      "ws_once",
+    );
+    expect(first.status).toBe(201);
+    const created = (await first.json()) as { id: string; created: boolean };
+    expect(created).toMatchObject({ status: "indexing", created: true });
+    const again = await call(
+      fullApp,
+      "POST",
+      "/api/knowledge",
+      { url: `${site.origin}/a?utm_source=mail#top`, refresh: "weekly" },
+      "ws_once",
+    );
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ id: created.id, status: "indexing", created: false });
+    const got = await call(fullApp, "GET", `/api/knowledge/${created.id}`, undefined, "ws_once");
+    expect(await got.json()).toMatchObject({ refresh: "weekly", last_checked_at: null });
+    const list = await call(fullApp, "GET", "/api/knowledge?type=url", undefined, "ws_once");
+    expect(((await list.json()) as { sources: unknown[] }).sources).toHaveLength(1);
+    const text = await call(fullApp, "POST", "/api/knowledge", { text: "x", refresh: "daily" });
+    expect(text.status).toBe(400);
+  });
+
+  it("lists crawls newest first with a cursor, and answers 400 to unknown parameters", async () => {
+    const ws = "ws_listing";
+    const started: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await call(
+        localApp,
+        "POST",
+        "/api/knowledge/crawl",
+        { seedUrl: `${site.origin}/` },
+        ws,
+      );
+      started.push(((await res.json()) as { crawlId: string }).crawlId);
+    }
+    const first = (await (
+      await call(fullApp, "GET", "/api/knowledge/crawl?limit=2", undefined, ws)
+    ).json()) as { crawls: Array<{ crawlId: string }>; nextCursor: string };
+    const rest = (await (
+      await call(fullApp, "GET", `/api/knowledge/crawl?cursor=${first.nextCursor}`, undefined, ws)
+    ).json()) as { crawls: Array<{ crawlId: string }>; nextCursor: null };
+    expect([...first.crawls, ...rest.crawls].map((c) => c.crawlId)).toEqual(started.reverse());
+    expect(rest.nextCursor).toBeNull();
+    const other = await call(fullApp, "GET", "/api/knowledge/crawl", undefined, "ws_nobody");
+    expect(await other.json()).toEqual({ crawls: [], nextCursor: null });
+    for (const path of [
+      "/api/knowledge/crawl?limit=2&sort=old",
+      `/api/knowledge/crawl/${started[0]}/pages?x=1`,
+    ]) {
+      const res = await call(fullApp, "GET", path, undefined, ws);
+      expect(res.status, path).toBe(400);
+      expect(await res.json()).toMatchObject({ error: { code: "validation_failed" } });
+    }
+  });
+
+  it("lists a crawl's sources and deletes them together, leaving other sources", async () => {
+    const ws = "ws_cleanup";
+    const text = await call(fullApp, "POST", "/api/knowledge", { text: "# Keep\n\nkeep me" }, ws);
+    const kept = ((await text.json()) as { id: string }).id;
+    const res = await call(
+      localApp,
+      "POST",
+      "/api/knowledge/crawl",
+      { seedUrl: `${site.origin}/` },
+      ws,
+    );
+    const { crawlId } = (await res.json()) as { crawlId: string };
+    await drain("crawl-api");
+    const listed = (await (
+      await call(fullApp, "GET", `/api/knowledge?crawl_id=${crawlId}`, undefined, ws)
+    ).json()) as { sources: Array<{ crawl_id: string; type: string }> };
+    expect(listed.sources).toHaveLength(2);
+    expect(listed.sources.every((s) => s.crawl_id === crawlId && s.type === "url")).toBe(true);
+
+    const removed = await call(
+      fullApp,
+      "DELETE",
+      `/api/knowledge/crawl/${crawlId}/sources`,
+      undefined,
+      ws,
+    );
+    expect(removed.status).toBe(200);
+    expect(await removed.json()).toEqual({ crawlId, deleted: 2 });
+    const after = (await (await call(fullApp, "GET", "/api/knowledge", undefined, ws)).json()) as {
+      sources: Array<{ id: string }>;
+    };
+    expect(after.sources.map((s) => s.id)).toEqual([kept]);
+    // The crawl stays, with its report.
+    expect(
+      (await call(fullApp, "GET", `/api/knowledge/crawl/${crawlId}`, undefined, ws)).status,
+    ).toBe(200);
+    const elsewhere = await call(
+      fullApp,
+      "DELETE",
+      `/api/knowledge/crawl/${crawlId}/sources`,
+      undefined,
+      "ws_x",
+    );
+    expect(elsewhere.status).toBe(404);
+  });
+
+  it("documents its routes", () => {
     const doc = openApiDocument(crawlRoutes);
     expect(Object.keys(doc.paths ?? {}).sort()).toEqual([
       "/api/knowledge/crawl",
       "/api/knowledge/crawl/{crawlId}",
       "/api/knowledge/crawl/{crawlId}/pages",
+      "/api/knowledge/crawl/{crawlId}/sources",
     ]);
   });
 });

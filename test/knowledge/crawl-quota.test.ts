@@ -66,7 +66,14 @@ beforeAll(async () => {
   });
   app = createServiceApp({
     authenticate: testAuth,
-    modules: [crawlApi({ crawls, allowPrivate: true, quotas })],
+    modules: [
+      crawlApi({
+        crawls,
+        sources: new Sources({ table: aws.table, blobs: aws.blobs, indexQueue: aws.queue("idx") }),
+        allowPrivate: true,
+        quotas,
+      }),
+    ],
   });
 });
 afterAll(async () => {

@@ -10,6 +10,7 @@ import {
 } from "../../lib/knowledge/crawl/store.js";
 import { type QuotaCharge, Quotas } from "../../lib/limits/quotas.js";
 import { type Item, Table, wsKey } from "../../lib/store/table.js";
+import { FetchError } from "../../lib/web/errors.js";
 import { startAws, type TestAws } from "../support/aws.js";
 
 /**
@@ -27,7 +28,6 @@ interface Sent {
   workspaceId: string;
   crawlId: string;
   pageKey?: string;
-  notBefore?: number;
 }
 
 /** The real queue, also noting each message sent and its delay. */
@@ -343,7 +343,7 @@ describe("finishing pages", () => {
     expect(await w.now()).toMatchObject({ status: "completed", pagesIndexed: 2 });
   });
 
-  it("does not reopen or re-end a crawl that stopped", async () => {
+  it("does not reopen, re-end or count on a crawl that was cancelled", async () => {
     const w = await world();
     const cancelled = await w.crawls.cancel(WS, w.crawl.crawlId);
     await w.store.finishPage(w.crawl, await w.page("/"), {
@@ -351,11 +351,13 @@ describe("finishing pages", () => {
       reason: "cancelled",
       message: "stopped",
     });
-    expect(await w.now()).toMatchObject({
-      status: "cancelled",
-      finishedAt: cancelled.finishedAt,
-      pagesSkipped: 1,
-    });
+    await w.store.discover(w.crawl, [{ url: `${ORIGIN}/late`, depth: 1 }]);
+    const now = await w.now();
+    expect(now).toMatchObject({ status: "cancelled", finishedAt: cancelled.finishedAt });
+    // Its counters stay as the cancel left them.
+    expect(now.pagesSkipped).toBe(cancelled.pagesSkipped);
+    expect(now.pagesDiscovered).toBe(cancelled.pagesDiscovered);
+    expect(now.updatedAt).toBe(cancelled.updatedAt);
   });
 });
 
@@ -400,16 +402,43 @@ describe("content and politeness", () => {
     expect(await w.store.claimContent(copy, "hash2")).toBeUndefined();
   });
 
-  it("hands out a host's slots delayMs apart, in turn, to callers racing for them", async () => {
+  it("hands out a host's slots one gap apart, in turn, to callers racing for them", async () => {
     const w = await world();
-    const slots = await Promise.all(
-      Array.from({ length: 5 }, () => w.store.claimHostSlot(w.crawl, "site.example", 100, 1_000)),
-    );
-    expect(slots.sort((x, y) => x - y)).toEqual([1_000, 1_100, 1_200, 1_300, 1_400]);
-    // Later than the next free slot, a caller goes at once.
-    expect(await w.store.claimHostSlot(w.crawl, "site.example", 100, 5_000)).toBe(5_000);
-    expect(await w.store.claimHostSlot(w.crawl, "site.example", 100, 5_000)).toBe(5_100);
-    expect(await w.store.claimHostSlot(w.crawl, "other.example", 100, 1_000)).toBe(1_000);
+    const claim = (host: string, now: number, aheadMs = 1e9) =>
+      w.store.claimHostSlot(w.crawl, host, 1_500, now, aheadMs);
+    const slots = await Promise.all(Array.from({ length: 5 }, () => claim("site.example", 1_000)));
+    const starts = slots.map((turn) => ("slot" in turn ? turn.slot : -1));
+    // The floor (1.5 s) is above where the pace starts (1 s), so it is the gap.
+    expect(starts.sort((x, y) => x - y)).toEqual([1_000, 2_500, 4_000, 5_500, 7_000]);
+    // Further off than the caller may wait, the slot is not taken: it is told when to come back.
+    expect(await claim("site.example", 2_000, 1_000)).toEqual({ retryAt: 8_500 });
+    expect(await claim("site.example", 8_000)).toEqual({ slot: 8_500 });
+    expect(await claim("other.example", 1_000)).toEqual({ slot: 1_000 });
+  });
+
+  it("adapts a host's pace: faster while it answers quickly, never under the floor, paused by a 429", async () => {
+    const w = await world();
+    const host = "pace.example";
+    const gapAfter = async (now: number) => {
+      const first = await w.store.claimHostSlot(w.crawl, host, 100, now, 1e9);
+      const second = await w.store.claimHostSlot(w.crawl, host, 100, now, 1e9);
+      return "slot" in first && "slot" in second ? second.slot - first.slot : -1;
+    };
+    expect(await gapAfter(1_000)).toBe(1_000);
+    for (let i = 0; i < 8; i++) {
+      await w.store.observeHost(w.crawl, host, { latencyMs: 10 }, 100);
+    }
+    expect(await gapAfter(10_000)).toBe(100);
+    // A slow answer slows it down.
+    await w.store.observeHost(w.crawl, host, { latencyMs: 2_000 }, 100);
+    expect(await gapAfter(20_000)).toBe(2_050);
+    // A 429 asking for 60 s moves the next slot out that far and doubles the gap.
+    const before = Date.now();
+    const busy = new FetchError("http_error", "busy", 429, 60_000);
+    await w.store.observeHost(w.crawl, host, { error: busy }, 100);
+    const turn = await w.store.claimHostSlot(w.crawl, host, 100, Date.now(), 1_000);
+    expect("retryAt" in turn && turn.retryAt).toBeGreaterThanOrEqual(before + 60_000);
+    expect(await gapAfter(Date.now() + 120_000)).toBe(4_100);
   });
 
   it("gives up on a host slot after ten contended attempts", async () => {
@@ -427,8 +456,8 @@ describe("content and politeness", () => {
       queue: w.queue,
       watchSeconds: WATCH_SECONDS,
     });
-    await w.store.claimHostSlot(w.crawl, "busy.example", 100, 1_000);
-    await expect(contended.claimHostSlot(w.crawl, "busy.example", 100, 1_000)).rejects.toThrow(
+    await w.store.claimHostSlot(w.crawl, "busy.example", 100, 1_000, 1e9);
+    await expect(contended.claimHostSlot(w.crawl, "busy.example", 100, 1_000, 1e9)).rejects.toThrow(
       "Too much contention for the politeness slot of busy.example",
     );
     expect(attempts).toBe(10);
@@ -445,17 +474,15 @@ describe("content and politeness", () => {
     await expect(missing.end(w.crawl, "failed", "x")).rejects.toThrow();
   });
 
-  it("sends a page back with the delay until its slot, and the slot it holds", async () => {
+  it("sends a page back with the delay until its turn", async () => {
     const w = await world();
-    const notBefore = Date.now() + 10_000;
-    await w.store.sendPage(w.crawl, "later", notBefore);
+    await w.store.sendPage(w.crawl, "later", Date.now() + 10_000);
     const last = w.queue.sent.at(-1);
     expect(last?.message).toEqual({
       kind: "crawl-page",
       workspaceId: WS,
       crawlId: w.crawl.crawlId,
       pageKey: "later",
-      notBefore,
     });
     expect(last?.delaySeconds).toBeGreaterThan(9);
     expect(last?.delaySeconds).toBeLessThanOrEqual(10);

@@ -1,21 +1,21 @@
 import { createHash } from "node:crypto";
 import { mapLimit } from "../../async.js";
-import { isDomainError } from "../../errors.js";
 import { logger } from "../../log.js";
 import type { Blobs } from "../../store/blobs.js";
 import type { CrawlMessage, Delivery, PageMessage, Queue } from "../../store/queue.js";
 import type { Table } from "../../store/table.js";
 import { decodeText, PAGE_KINDS } from "../../web/content-type.js";
-import { FetchError } from "../../web/errors.js";
+import { FetchError, isTransient } from "../../web/errors.js";
 import { extractPage } from "../../web/extract.js";
 import type { FetchResult, SafeFetcher } from "../../web/fetch.js";
+import type { Observation } from "../../web/pace.js";
 import { type ExtractedPage, ExtractionError } from "../../web/page.js";
 import type { RobotsRules } from "../../web/robots.js";
 import type { PoliteSession } from "../../web/session.js";
 import { readSitemaps } from "../../web/sitemap.js";
 import { canonicalUrl } from "../../web/url.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
-import { type Sources, sourceBlobPrefix } from "../sources/sources.js";
+import type { Sources } from "../sources/sources.js";
 import { CrawlScope } from "./scope.js";
 import {
   type CrawlItem,
@@ -52,6 +52,8 @@ export interface CrawlerDeps {
   events?: WebhookEvents | undefined;
   /** The watchdog's clock; tests move it forward instead of waiting. */
   now?: () => number;
+  /** The first retry's wait after a transient failure (2 s; each next one doubles it). */
+  retryBaseMs?: number;
 }
 
 export type CrawlOutcome = PageOutcome["status"] | "deferred" | "repeated" | "gone" | WatchOutcome;
@@ -61,6 +63,10 @@ type WatchOutcome = "watching" | "nudged" | "completed" | "stalled";
 const MAX_CRAWL_DELAY_MS = 30_000;
 /** Politeness waits up to this long in the worker; longer ones go back to the queue. */
 const MAX_INLINE_WAIT_MS = 2_000;
+/** Transient failures (429, 5xx, timeouts) a page is retried after before it counts as failed. */
+export const MAX_PAGE_RETRIES = 3;
+/** The first retry's wait; each next one doubles it, and a longer `Retry-After` wins. */
+const RETRY_BASE_MS = 2_000;
 /** Redirects to the same canonical page (`/docs` to `/docs/`) followed within one message. */
 const MAX_SAME_PAGE_REDIRECTS = 5;
 
@@ -96,6 +102,11 @@ export class Crawler {
     return message.kind === "crawl-watch" ? this.watch(message) : this.page(message, delivery);
   }
 
+  /** The pace's floor on a host: the configured politeness, or a longer Crawl-delay. */
+  private floorMs(robots: RobotsRules): number {
+    return Math.min(MAX_CRAWL_DELAY_MS, this.deps.session.gapMs(robots));
+  }
+
   private async page(message: PageMessage, delivery: Delivery): Promise<CrawlOutcome> {
     const { workspaceId, crawlId, pageKey } = message;
     const crawl = await this.store.getCrawl(workspaceId, crawlId);
@@ -103,7 +114,7 @@ export class Crawler {
     if (!crawl || !page) return "gone";
     if (page.status !== "queued") return "repeated";
     try {
-      const outcome = await this.crawlPage(crawl, page, message);
+      const outcome = await this.crawlPage(crawl, page);
       if (outcome === "deferred") return outcome;
       await this.store.finishPage(crawl, page, outcome);
       return outcome.status;
@@ -124,7 +135,6 @@ export class Crawler {
   private async crawlPage(
     crawl: CrawlItem,
     page: CrawlPageItem,
-    message: PageMessage,
   ): Promise<PageOutcome | "deferred"> {
     if (crawl.status !== "indexing" && !crawl.slots?.has(page.pageKey)) return stopped(crawl);
     let robots: RobotsRules;
@@ -135,7 +145,7 @@ export class Crawler {
       throw err;
     }
     if (!robots.isAllowed(page.url)) return skipped("robots", "robots.txt disallows this URL");
-    if (!(await this.awaitTurn(crawl, page, message, robots))) return "deferred";
+    if (!(await this.awaitTurn(crawl, page, robots))) return "deferred";
     const scope = new CrawlScope(crawl);
     if (page.depth === 0) {
       // Read before the seed itself, so a seed that redirects or fails still finds the site.
@@ -143,11 +153,26 @@ export class Crawler {
     }
 
     let fetched: FetchResult;
+    const started = Date.now();
     try {
       fetched = await this.fetchPage(page.url);
+      await this.observe(crawl, page, robots, { latencyMs: Date.now() - started });
     } catch (err) {
-      if (err instanceof FetchError) return fetchOutcome(err);
-      throw err;
+      if (!(err instanceof FetchError)) throw err;
+      await this.observe(crawl, page, robots, { error: err });
+      if (isTransient(err) && (page.attempts ?? 0) < MAX_PAGE_RETRIES) {
+        const backoff = (this.deps.retryBaseMs ?? RETRY_BASE_MS) * 2 ** (page.attempts ?? 0);
+        const at = Date.now() + Math.max(backoff, err.retryAfterMs ?? 0);
+        if (await this.store.retryPage(crawl, page, at)) return "deferred";
+      }
+      return isTransient(err)
+        ? {
+            status: "failed",
+            reason: err.code,
+            message: err.message,
+            httpStatus: err.status ?? null,
+          }
+        : fetchOutcome(err);
     }
     if (fetched.type === "redirect") {
       const target = canonicalUrl(fetched.location);
@@ -200,28 +225,16 @@ export class Crawler {
       const current = await this.store.getCrawl(crawl.workspaceId, crawl.crawlId);
       return current?.status === "indexing" ? overCap(crawl) : stopped(current);
     }
-    await this.createSource(crawl, page, extracted);
-    return { status: "indexed", reason: null, message: null };
-  }
-
-  /** The page's source, with the extracted Markdown as its first content (see `urlLoader`). */
-  private async createSource(crawl: CrawlItem, page: CrawlPageItem, extracted: ExtractedPage) {
-    const { workspaceId } = crawl;
-    const contentKey = `${sourceBlobPrefix(workspaceId, page.sourceId)}page.md`;
-    await this.deps.blobs.put(contentKey, extracted.markdown, "text/markdown; charset=utf-8");
-    try {
-      await this.deps.sources.create(workspaceId, {
-        id: page.sourceId,
-        type: "url",
-        name: (extracted.title ?? page.url).slice(0, 200),
-        source_url_or_path: page.url,
-        content_key: contentKey,
-        crawl_id: crawl.crawlId,
-      });
-    } catch (err) {
-      // A conflict means an earlier delivery of this message created it.
-      if (!isDomainError(err, "conflict")) throw err;
-    }
+    // One source per URL: a page the workspace has already (from an earlier crawl, an add, or
+    // an earlier delivery of this message) is refreshed with what was just read.
+    const { item } = await this.deps.sources.addUrl(crawl.workspaceId, {
+      id: page.sourceId,
+      url: page.url,
+      name: (extracted.title ?? page.url).slice(0, 200),
+      snapshot: extracted.markdown,
+      crawl_id: crawl.refreshOf ?? crawl.crawlId,
+    });
+    return { status: "indexed", reason: null, message: null, sourceId: item.id };
   }
 
   /** Fetches a page, following only redirects that lead to the same canonical URL. */
@@ -236,28 +249,40 @@ export class Crawler {
   }
 
   /**
-   * Waits for this page's politeness slot on its host: in the worker when it is close, otherwise
-   * by sending the message back with a delay (false: the page was deferred).
+   * Waits for this page's slot on its host: in the worker when it is close, otherwise by sending
+   * the message back to come when it is (false: the page was deferred). Without politeness
+   * (`CRAWL_POLITENESS_MS=0`, for tests and benchmarks, and no Crawl-delay) there is no pace.
    */
   private async awaitTurn(
     crawl: CrawlItem,
     page: CrawlPageItem,
-    message: PageMessage,
     robots: RobotsRules,
   ): Promise<boolean> {
-    const delay = Math.min(MAX_CRAWL_DELAY_MS, this.deps.session.gapMs(robots));
-    if (delay <= 0) return true;
+    const floorMs = this.floorMs(robots);
+    if (floorMs <= 0) return true;
     const now = Date.now();
-    const slot =
-      message.notBefore ??
-      (await this.store.claimHostSlot(crawl, new URL(page.url).host, delay, now));
-    const wait = slot - now;
-    if (wait > MAX_INLINE_WAIT_MS) {
-      await this.store.sendPage(crawl, page.pageKey, slot);
+    const host = new URL(page.url).host;
+    const turn = await this.store.claimHostSlot(crawl, host, floorMs, now, MAX_INLINE_WAIT_MS);
+    if ("retryAt" in turn) {
+      await this.store.sendPage(crawl, page.pageKey, turn.retryAt);
       return false;
     }
+    const wait = turn.slot - now;
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     return true;
+  }
+
+  /** Adapts the host's pace to how a request went (paced crawls only, see `awaitTurn`). */
+  private async observe(
+    crawl: CrawlItem,
+    page: CrawlPageItem,
+    robots: RobotsRules,
+    observation: Observation,
+  ): Promise<void> {
+    const floorMs = this.floorMs(robots);
+    if (floorMs > 0) {
+      await this.store.observeHost(crawl, new URL(page.url).host, observation, floorMs);
+    }
   }
 
   private discover(crawl: CrawlItem, scope: CrawlScope, urls: string[], depth: number) {

@@ -3,6 +3,8 @@ import { isId, newId } from "../../ids.js";
 import type { QuotaCharge } from "../../limits/quotas.js";
 import type { Page } from "../../store/table.js";
 import { wsKey } from "../../store/table.js";
+import type { RefreshSchedule } from "../sources/fields.js";
+import { refreshMarker } from "../sources/schedule.js";
 import {
   type CrawlItem,
   type CrawlPageItem,
@@ -27,6 +29,8 @@ export interface PublicCrawl extends CrawlSettings {
   startedAt: string;
   finishedAt: string | null;
   lastError: string | null;
+  refresh: RefreshSchedule | null;
+  refreshOf: string | null;
 }
 
 export interface PublicCrawlPage {
@@ -58,6 +62,8 @@ export function toPublicCrawl(item: CrawlItem): PublicCrawl {
     startedAt: item.startedAt,
     finishedAt: item.finishedAt,
     lastError: item.lastError,
+    refresh: item.refresh ?? null,
+    refreshOf: item.refreshOf ?? null,
   };
 }
 
@@ -91,6 +97,7 @@ export class Crawls {
     workspaceId: string,
     settings: CrawlSettings,
     quota?: QuotaCharge,
+    schedule: Pick<CrawlItem, "refresh" | "refreshOf"> = {},
   ): Promise<CrawlItem> {
     const crawlId = newId("crawl");
     const now = new Date().toISOString();
@@ -110,6 +117,9 @@ export class Crawls {
       updatedAt: now,
       lastError: null,
       ...(quota ? { quota } : {}),
+      refresh: schedule.refresh ?? null,
+      refreshOf: schedule.refreshOf ?? null,
+      ...(schedule.refresh ? refreshMarker(workspaceId, crawlId, schedule.refresh) : {}),
     };
     await this.store.createCrawl(crawl);
     try {
@@ -128,6 +138,11 @@ export class Crawls {
       : undefined;
     if (!crawl) throw notFound("crawl", crawlId);
     return crawl;
+  }
+
+  /** A workspace's crawls, newest first. */
+  list(workspaceId: string, limit: number, cursor?: string): Promise<Page<CrawlItem>> {
+    return this.store.listCrawls(workspaceId, limit, cursor);
   }
 
   /** The per-URL report, in a stable order, optionally of one status. */

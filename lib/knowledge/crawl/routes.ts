@@ -10,6 +10,7 @@ import {
   limitParam,
 } from "../../http/schemas.js";
 import { MAX_URL_LENGTH } from "../../web/url.js";
+import { REFRESH_SCHEDULES } from "../sources/fields.js";
 
 const DEFAULT_MAX_PAGES = 100;
 const MAX_PAGES_LIMIT = 1000;
@@ -71,6 +72,10 @@ export const StartCrawlBody = z
       "Crawl only paths matching one of these (instead of the seed's folder); `*` matches anything, a pattern covers everything under it",
     ),
     excludePaths: pathPatterns("Never crawl paths matching one of these"),
+    refresh: z.enum(REFRESH_SCHEDULES).optional().openapi({
+      description:
+        "Crawl the site again daily or weekly with the same settings: changed pages are reindexed, new ones added within `maxPages`, pages gone (404, 410) marked; each run counts against the daily page quota",
+    }),
   })
   .openapi("StartCrawl");
 
@@ -93,6 +98,11 @@ export const CrawlSchema = z
     startedAt: z.string().openapi({ format: "date-time" }),
     finishedAt: z.string().nullable().openapi({ format: "date-time" }),
     lastError: z.string().nullable().openapi({ description: "Why the crawl failed" }),
+    refresh: z.enum(REFRESH_SCHEDULES).nullable(),
+    refreshOf: z
+      .string()
+      .nullable()
+      .openapi({ description: "For a scheduled run: the crawl it repeats" }),
   })
   .openapi("Crawl");
 
@@ -170,7 +180,7 @@ export const listCrawlPages = createRoute({
   summary: "What happened to each URL a crawl found",
   request: {
     params: CrawlParams,
-    query: z.object({
+    query: z.strictObject({
       limit: limitParam(50, 200),
       cursor: cursorParam,
       status: PageStatus.optional(),
@@ -200,4 +210,45 @@ export const cancelCrawl = createRoute({
   },
 });
 
-export const crawlRoutes = [startCrawl, getCrawl, listCrawlPages, cancelCrawl];
+export const listCrawls = createRoute({
+  operationId: "listCrawls",
+  method: "get",
+  path: "/api/knowledge/crawl",
+  tags,
+  summary: "List crawls, newest first",
+  request: { query: z.strictObject({ limit: limitParam(20, 100), cursor: cursorParam }) },
+  responses: {
+    200: jsonResponse(
+      z.object({ crawls: z.array(CrawlSchema), nextCursor: z.string().nullable() }),
+      "One page of crawls",
+    ),
+    ...commonErrors,
+  },
+});
+
+export const deleteCrawlSources = createRoute({
+  operationId: "deleteCrawlSources",
+  method: "delete",
+  path: "/api/knowledge/crawl/{crawlId}/sources",
+  tags,
+  summary: "Delete every source a crawl created",
+  description:
+    "Cancels the crawl if it is running, then deletes its pages' sources (with their chunks and stored content), including pages its scheduled runs added. The crawl's record and report stay.",
+  request: { params: CrawlParams },
+  responses: {
+    200: jsonResponse(
+      z.object({ crawlId: z.string(), deleted: z.number().int() }),
+      "How many sources were deleted",
+    ),
+    ...commonErrors,
+  },
+});
+
+export const crawlRoutes = [
+  listCrawls,
+  startCrawl,
+  getCrawl,
+  listCrawlPages,
+  cancelCrawl,
+  deleteCrawlSources,
+];

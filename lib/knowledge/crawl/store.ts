@@ -4,6 +4,9 @@ import { newId } from "../../ids.js";
 import { type QuotaCharge, refundUnused } from "../../limits/quotas.js";
 import type { CrawlMessage, Queue } from "../../store/queue.js";
 import { type Item, type Page, type Table, wsKey } from "../../store/table.js";
+import { nextPace, type Observation, startGap } from "../../web/pace.js";
+import type { WebhookEvents } from "../../webhooks/events.js";
+import type { RefreshSchedule } from "../sources/fields.js";
 
 /**
  * The state of crawls in the table, all under the workspace's partition:
@@ -15,7 +18,8 @@ import { type Item, type Page, type Table, wsKey } from "../../store/table.js";
  *   frontier's deduplication. `pageKey` hashes the canonical URL.
  * - `CRAWLHASH#{crawlId}#{contentHash}`: first page with some content; later ones are duplicates.
  * - `CRAWLPATH#{crawlId}#{pathKey}`: how many query variants of one path were taken.
- * - `CRAWLHOST#{crawlId}#{host}`: the next time the host may be fetched (politeness).
+ * - `CRAWLHOST#{crawlId}#{host}`: the next time the host may be fetched and the gap its
+ *   response times call for (the adaptive pace of `lib/web/pace.ts`).
  *
  * Counters are bumped after the single-item writes they count; a crash between the two can leave
  * them short, which the watchdog repairs by recounting the pages.
@@ -67,6 +71,10 @@ export interface CrawlItem extends Item, CrawlSettings, CrawlCounts {
   nudges?: number;
   /** The `maxPages` taken from the daily page quota at the start; what no page used is returned. */
   quota?: QuotaCharge;
+  /** Run again on this schedule (a new crawl of the same settings each time). */
+  refresh?: RefreshSchedule | null;
+  /** For a scheduled run: the crawl it repeats, whose id its pages' sources keep. */
+  refreshOf?: string | null;
 }
 
 export interface CrawlPageItem extends Item {
@@ -79,8 +87,13 @@ export interface CrawlPageItem extends Item {
   reason: string | null;
   message: string | null;
   httpStatus: number | null;
-  /** Assigned when found, so creating the page's source twice is caught as a conflict. */
+  /**
+   * Assigned when found, for the page's new source; once indexed, the source that stands for
+   * the page's URL (an existing one, when an earlier crawl or an add found it first).
+   */
   sourceId: string;
+  /** Transient failures (429, 5xx, timeouts) met so far; the page is retried a few times. */
+  attempts?: number;
   discoveredAt: string;
   updatedAt: string;
 }
@@ -97,9 +110,20 @@ export interface PageOutcome {
   reason: string | null;
   message: string | null;
   httpStatus?: number | null;
+  /** The source of an indexed page. */
+  sourceId?: string;
 }
 
-const CRAWL_PREFIX = "CRAWL#";
+interface HostPaceItem extends Item {
+  /** Epoch ms of the host's next free slot. */
+  nextAt: number;
+  gapMs?: number;
+}
+
+/** A host's turn: the slot this page may fetch in, or when to ask again (its turn is further off). */
+export type HostTurn = { slot: number } | { retryAt: number };
+
+export const CRAWL_PREFIX = "CRAWL#";
 export const crawlKey = (crawlId: string) => `${CRAWL_PREFIX}${crawlId}`;
 const pagePrefix = (crawlId: string) => `CRAWLPAGE#${crawlId}#`;
 // Stryker disable next-line MethodExpression: the whole hash tells the same keys apart
@@ -132,6 +156,8 @@ export interface CrawlStoreDeps {
   queue: Queue<CrawlMessage>;
   /** Seconds between two watchdog checks of a running crawl. */
   watchSeconds: number;
+  /** Told `crawl.completed` when a crawl ends, however it ends. */
+  events?: WebhookEvents | undefined;
 }
 
 export class CrawlStore {
@@ -143,6 +169,17 @@ export class CrawlStore {
 
   createCrawl(crawl: CrawlItem): Promise<boolean> {
     return this.deps.table.create(crawl);
+  }
+
+  /** A workspace's crawls, newest first. */
+  listCrawls(workspaceId: string, limit: number, cursor?: string): Promise<Page<CrawlItem>> {
+    return this.deps.table.page<CrawlItem>({
+      pk: wsKey(workspaceId),
+      skPrefix: CRAWL_PREFIX,
+      limit,
+      cursor,
+      newestFirst: true,
+    });
   }
 
   getPage(workspaceId: string, crawlId: string, pageKey: string) {
@@ -219,17 +256,36 @@ export class CrawlStore {
     await mapLimit(queued, 8, (page) => this.sendPage(crawl, page.pageKey));
   }
 
-  sendPage(crawl: CrawlItem, pageKey: string, notBefore?: number): Promise<void> {
+  /** Queues a page, at once or once `at` (epoch ms) has come. */
+  sendPage(crawl: CrawlItem, pageKey: string, at?: number): Promise<void> {
     const message: CrawlMessage = {
       kind: "crawl-page",
       workspaceId: crawl.workspaceId,
       crawlId: crawl.crawlId,
       pageKey,
-      // Stryker disable next-line ConditionalExpression: JSON drops an undefined field alike
-      ...(notBefore === undefined ? {} : { notBefore }),
     };
-    const wait = notBefore === undefined ? 0 : (notBefore - Date.now()) / 1000;
+    const wait = at === undefined ? 0 : (at - Date.now()) / 1000;
     return this.deps.queue.send(message, wait);
+  }
+
+  /**
+   * Sends a page that met a transient failure back to the queue for another try at `at`, once
+   * per attempt (a message delivered twice counts its failure once). False when it was finished
+   * or retried meanwhile.
+   */
+  async retryPage(crawl: CrawlItem, page: CrawlPageItem, at: number): Promise<boolean> {
+    const counted = await this.deps.table.change(page.pk, page.sk, {
+      add: { attempts: 1 },
+      set: { updatedAt: new Date().toISOString() },
+      condition: {
+        expression: "#status = :status AND (attribute_not_exists(attempts) OR attempts = :seen)",
+        names: STATUS_NAME,
+        values: { ":status": "queued", ":seen": page.attempts ?? 0 },
+      },
+    });
+    if (!counted) return false;
+    await this.sendPage(crawl, page.pageKey, at);
+    return true;
   }
 
   sendWatch(crawl: CrawlItem): Promise<void> {
@@ -285,25 +341,62 @@ export class CrawlStore {
   }
 
   /**
-   * The start of the next politeness slot of a host: the time this caller may fetch, with the
-   * host's next slot moved `delayMs` later. Slots are handed out in turn by conditional writes.
+   * Claims the host's next slot for this caller when it is at most `maxAheadMs` away, moving the
+   * host's next slot one gap later: the larger of `floorMs` and the gap its response times call
+   * for. A slot further off is not claimed (the caller asks again then), so the slots handed out
+   * follow the pace as it adapts. Slots are handed out in turn by conditional writes.
    */
-  async claimHostSlot(crawl: CrawlItem, host: string, delayMs: number, now: number) {
-    const key = { pk: crawl.pk, sk: `CRAWLHOST#${crawl.crawlId}#${host}` };
+  async claimHostSlot(
+    crawl: CrawlItem,
+    host: string,
+    floorMs: number,
+    now: number,
+    maxAheadMs: number,
+  ): Promise<HostTurn> {
+    const key = this.hostKey(crawl, host);
     for (let attempt = 0; attempt < 10; attempt++) {
-      const current = await this.deps.table.get<Item & { nextAt: number }>(key.pk, key.sk);
+      const current = await this.deps.table.get<HostPaceItem>(key.pk, key.sk);
       const slot = Math.max(current?.nextAt ?? 0, now);
+      if (slot - now > maxAheadMs) return { retryAt: slot };
+      const gapMs = Math.max(floorMs, current?.gapMs ?? startGap(floorMs));
       const claimed = current
         ? await this.deps.table.update(
             key.pk,
             key.sk,
-            { nextAt: slot + delayMs },
+            { nextAt: slot + gapMs },
             { expression: "nextAt = :seen", values: { ":seen": current.nextAt } },
           )
-        : await this.deps.table.create({ ...key, nextAt: slot + delayMs });
-      if (claimed) return slot;
+        : await this.deps.table.create({ ...key, nextAt: slot + gapMs, gapMs });
+      if (claimed) return { slot };
     }
     throw new Error(`Too much contention for the politeness slot of ${host}`);
+  }
+
+  /**
+   * Adapts the host's pace to what a request showed (`nextPace`): its gap, and a pause it asked
+   * for, which moves its next slot out. Writes race harmlessly: the last observation wins.
+   */
+  async observeHost(
+    crawl: CrawlItem,
+    host: string,
+    observation: Observation,
+    floorMs: number,
+  ): Promise<void> {
+    const key = this.hostKey(crawl, host);
+    const current = await this.deps.table.get<HostPaceItem>(key.pk, key.sk);
+    const pace = nextPace(current?.gapMs ?? startGap(floorMs), observation, floorMs);
+    await this.deps.table.change(key.pk, key.sk, { set: { gapMs: pace.gapMs }, upsert: true });
+    if (pace.pauseUntil !== undefined) {
+      await this.deps.table.change(key.pk, key.sk, {
+        set: { nextAt: pace.pauseUntil },
+        condition: { expression: "nextAt < :until", values: { ":until": pace.pauseUntil } },
+        upsert: true,
+      });
+    }
+  }
+
+  private hostKey(crawl: CrawlItem, host: string) {
+    return { pk: crawl.pk, sk: `CRAWLHOST#${crawl.crawlId}#${host}` };
   }
 
   /**
@@ -324,6 +417,8 @@ export class CrawlStore {
     if (ended?.quota) {
       await refundUnused(this.deps.table, ended, ended.quota.amount - (ended.slots?.size ?? 0));
     }
+    if (ended)
+      await this.deps.events?.emit(ended.workspaceId, "crawl.completed", endedCrawl(ended));
     return ended;
   }
 
@@ -383,16 +478,39 @@ export class CrawlStore {
     return taken !== undefined;
   }
 
-  /** Adds to the crawl's counters and marks progress; answers the crawl as it is now. */
+  /**
+   * Adds to the crawl's counters and marks progress; answers the crawl as it is now. A cancelled
+   * crawl's counters stay as they were when it was cancelled.
+   */
   private async add(crawl: CrawlItem, counters: Partial<CrawlCounts>): Promise<CrawlItem> {
     const updated = await this.deps.table.change<CrawlItem>(crawl.pk, crawl.sk, {
       add: counters,
       set: { updatedAt: new Date().toISOString() },
+      condition: {
+        expression: "#status <> :cancelled",
+        names: STATUS_NAME,
+        values: { ":cancelled": "cancelled" },
+      },
     });
-    if (!updated) throw new Error(`Crawl ${crawl.crawlId} is gone`);
-    return updated;
+    const now = updated ?? (await this.getCrawl(crawl.workspaceId, crawl.crawlId));
+    if (!now) throw new Error(`Crawl ${crawl.crawlId} is gone`);
+    return now;
   }
 }
+
+/** What `crawl.completed` tells: the crawl's outcome and counters. */
+const endedCrawl = (crawl: CrawlItem) => ({
+  crawlId: crawl.crawlId,
+  seedUrl: crawl.seedUrl,
+  status: crawl.status,
+  pagesDiscovered: crawl.pagesDiscovered,
+  pagesIndexed: crawl.pagesIndexed,
+  pagesFailed: crawl.pagesFailed,
+  pagesSkipped: crawl.pagesSkipped,
+  startedAt: crawl.startedAt,
+  finishedAt: crawl.finishedAt,
+  lastError: crawl.lastError,
+});
 
 /** Every slot filled, or every page found has finished. */
 function isDone(crawl: CrawlCounts & { maxPages: number }): boolean {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { isDomainError } from "../../errors.js";
 import { type Failures, type SandboxBounds, sandbox } from "../../files/sandbox.js";
 import type { Embedder, EmbeddingSpace } from "../../llm/embeddings.js";
 import { logger } from "../../log.js";
@@ -6,6 +7,8 @@ import type { SearchIndex, SourceDocument } from "../../search/index.js";
 import type { Blobs } from "../../store/blobs.js";
 import type { Delivery, IndexMessage } from "../../store/queue.js";
 import type { Condition, Table } from "../../store/table.js";
+import type { Validators } from "../../web/fetch.js";
+import type { WebhookEvents } from "../../webhooks/events.js";
 import {
   bumpLiveSources,
   INDEXING_MARKER,
@@ -15,6 +18,7 @@ import {
   type SourceType,
   sourceBlobPrefix,
   sourceKey,
+  toPublic,
 } from "../sources/sources.js";
 import { type Chunk, type ChunkingOptions, normalizeDocument, PAGE_BREAK } from "./chunking.js";
 import { embedChunks, indexSpace } from "./embeddings.js";
@@ -40,12 +44,37 @@ export class IndexingError extends Error {
   }
 }
 
+/**
+ * A failure that a later attempt may not meet (a busy site, the embedding model down): the
+ * message is delivered again, and on its last delivery the source fails with this code and
+ * message rather than a generic one.
+ */
+export class RetryableError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "RetryableError";
+  }
+}
+
 /** A source's content as text; Markdown headings and form-feed page breaks guide the chunker. */
 export interface LoadedContent {
   text: string;
+  /** A fetched page's validators, kept for conditional refreshes. */
+  validators?: Validators;
 }
 
 export type ContentLoader = (source: SourceItem) => Promise<LoadedContent>;
+
+/** An indexed page read again: unchanged (a 304), gone (404, 410), or its content to compare. */
+export type Refreshed =
+  | { kind: "unchanged" }
+  | { kind: "gone"; message: string }
+  | ({ kind: "content" } & LoadedContent);
+
+export type PageRefresher = (source: SourceItem) => Promise<Refreshed>;
 
 /** A source's chunks as stored in the bucket, one object per chunk set. */
 export interface StoredChunks {
@@ -63,9 +92,16 @@ export interface IndexerDeps {
   embedder?: Embedder | undefined;
   /** The persisted search index every indexed source is written to. */
   search: SearchIndex;
+  /** Reads indexed URL sources again for refresh messages. */
+  refresher?: PageRefresher | undefined;
+  /** Told `source.indexed` and `source.failed` as a source gets there. */
+  events?: WebhookEvents | undefined;
 }
 
-export type IndexOutcome = "indexed" | "failed" | "skipped";
+export type IndexOutcome = "indexed" | "failed" | "skipped" | "unchanged" | "gone";
+
+/** What a refresh of an indexed page found: the one place a refresh ends. */
+export type RefreshOutcome = "unchanged" | "changed" | "gone";
 
 /** The write condition that the given revision of a source is current and still `indexing`. */
 const stillIndexing = (revision: number): Condition => ({
@@ -94,21 +130,35 @@ export function searchDocument(
   };
 }
 
-/** Marks the given revision of a source failed; a newer revision or a deleted source is left alone. */
+/**
+ * Marks the given revision of a source failed; a newer revision or a deleted source is left alone.
+ * `redrivable`: its message went to the dead-letter queue, and a redrive may index it after all.
+ */
 export async function failSource(
   table: Table,
   source: Pick<SourceItem, "pk" | "sk" | "revision">,
   code: string,
   message: string,
+  redrivable = false,
 ): Promise<boolean> {
   const failed = await table.update(
     source.pk,
     source.sk,
-    { status: "failed", error_code: code, last_error: message },
+    { status: "failed", error_code: code, last_error: message, redrivable },
     stillIndexing(source.revision),
     INDEXING_MARKER,
   );
   return failed !== undefined;
+}
+
+/** Why the last delivery of a message failed, as the source's `error_code` and `last_error`. */
+function lastFailure(err: unknown): { code: string; message: string } {
+  if (err instanceof RetryableError) return { code: err.code, message: err.message };
+  const reason = err instanceof Error ? err.message : String(err);
+  return {
+    code: "indexing_error",
+    message: `Indexing failed on every attempt (${reason.slice(0, 300)}); reindex to try again`,
+  };
 }
 
 /** Reads a text source's stored content. */
@@ -137,7 +187,12 @@ export class Indexer {
       await this.deps.search.removeSource(message.workspaceId, message.sourceId);
       return "skipped";
     }
-    if (source.revision !== message.revision || source.status !== "indexing") return "skipped";
+    if (source.revision !== message.revision) return "skipped";
+    if (message.refresh) return this.refresh(source);
+    const ready =
+      source.status === "indexing" ||
+      (source.status === "failed" && source.redrivable === true && (await this.redriven(source)));
+    if (!ready) return "skipped";
     const last = delivery.receiveCount >= delivery.maxReceiveCount;
     if (last && !(await this.markLastAttempt(source))) return "skipped";
     try {
@@ -146,14 +201,103 @@ export class Indexer {
       if (err instanceof IndexingError) return this.fail(source, err.code, err.message);
       if (last) {
         logger.error("indexing failed on its last delivery", { sourceId: source.id, error: err });
-        await this.fail(
-          source,
-          "internal_error",
-          "Indexing failed repeatedly; reindex to try again",
-        );
+        const { code, message: why } = lastFailure(err);
+        await this.fail(source, code, why, true);
       }
       throw err;
     }
+  }
+
+  /**
+   * A message of a source that failed on its last delivery, back from the dead-letter queue
+   * (`npm run redrive`): the source goes back to `indexing` for this try.
+   */
+  private async redriven(source: SourceItem): Promise<boolean> {
+    const back = await this.deps.table.update(
+      source.pk,
+      source.sk,
+      {
+        status: "indexing",
+        last_error: null,
+        error_code: null,
+        redrivable: false,
+        ...indexingMarker(source.workspaceId, source.id, new Date().toISOString()),
+      },
+      {
+        expression: "revision = :rev AND #status = :failed AND redrivable = :yes",
+        values: { ":rev": source.revision, ":failed": "failed", ":yes": true },
+        names: { "#status": "status" },
+      },
+    );
+    if (back) source.status = "indexing";
+    return back !== undefined;
+  }
+
+  /**
+   * Checks an indexed URL source for changes. Unchanged content (a 304, or the same text by
+   * hash) only records the check; changed content becomes the next revision and is indexed at
+   * once; a page gone (404, 410) is marked and keeps what was indexed.
+   */
+  private async refresh(source: SourceItem): Promise<IndexOutcome> {
+    const { refresher } = this.deps;
+    if (source.status !== "indexed" || source.type !== "url" || !refresher) return "skipped";
+    const now = new Date().toISOString();
+    const current = { expression: "revision = :rev", values: { ":rev": source.revision } };
+    const found = await refresher(source);
+    if (found.kind === "content" && this.contentHash(found.text) !== source.content_hash) {
+      // The next revision, indexed here from what was just read; a reindex later fetches again.
+      const next = await this.deps.table.update<SourceItem>(
+        source.pk,
+        source.sk,
+        {
+          status: "indexing",
+          revision: source.revision + 1,
+          ...indexingMarker(source.workspaceId, source.id, now),
+        },
+        current,
+        ["refresh_snapshot"],
+      );
+      if (!next) return "skipped";
+      await bumpLiveSources(this.deps.table, source.workspaceId);
+      let outcome: IndexOutcome;
+      try {
+        outcome = await this.index(next, found);
+      } catch (err) {
+        const { code, message } = err instanceof IndexingError ? err : lastFailure(err);
+        outcome = await this.fail(next, code, message);
+      }
+      return this.refreshed(next, outcome === "indexed" ? "changed" : outcome);
+    }
+    const gone = found.kind === "gone";
+    await this.deps.table.update(
+      source.pk,
+      source.sk,
+      {
+        last_checked_at: now,
+        gone_at: gone ? (source.gone_at ?? now) : null,
+        ...(found.kind === "content" ? validatorFields(found.validators) : {}),
+      },
+      current,
+      ["refresh_snapshot"],
+    );
+    return this.refreshed(source, gone ? "gone" : "unchanged");
+  }
+
+  /** Where every refresh of a page ends, with what it found. */
+  private async refreshed(
+    source: SourceItem,
+    outcome: RefreshOutcome | IndexOutcome,
+  ): Promise<IndexOutcome> {
+    logger.info("source refreshed", { sourceId: source.id, outcome });
+    return outcome === "changed" ? "indexed" : (outcome as IndexOutcome);
+  }
+
+  /** The hash that tells whether a source's content (as chunked, with these settings) changed. */
+  private contentHash(text: string): string {
+    const { size, overlap } = this.deps.chunking;
+    return createHash("sha256")
+      .update(`${size}:${overlap}\n${normalizeDocument(text)}`)
+      .digest("hex");
   }
 
   /**
@@ -175,18 +319,18 @@ export class Indexer {
     return current?.revision === source.revision && current.status === "indexing";
   }
 
-  private async index(source: SourceItem): Promise<IndexOutcome> {
+  /** Indexes the source's current revision, from `content` when it was read already. */
+  private async index(source: SourceItem, content?: LoadedContent): Promise<IndexOutcome> {
     const { table, blobs, chunking, loaders } = this.deps;
     const load = loaders[source.type];
     if (!load)
       throw new IndexingError("not_supported", `Sources of type ${source.type} cannot be indexed`);
-    const text = normalizeDocument((await load(source)).text);
+    const loaded = content ?? (await load(source));
+    const text = normalizeDocument(loaded.text);
     if (!text.replaceAll(PAGE_BREAK, "").trim())
       throw new IndexingError("empty_content", "The source has no readable text to index");
 
-    const hash = createHash("sha256")
-      .update(`${chunking.size}:${chunking.overlap}\n${text}`)
-      .digest("hex");
+    const hash = this.contentHash(text);
     const prefix = sourceBlobPrefix(source.workspaceId, source.id);
     const chunksKey = `${prefix}chunks/${hash.slice(0, 32)}.json`;
     let chunks: Chunk[] | undefined;
@@ -205,9 +349,7 @@ export class Indexer {
       await blobs.putJson(chunksKey, { sourceId: source.id, chunks } satisfies StoredChunks);
     }
     const keep = new Set([chunksKey]);
-    const embedded = this.deps.embedder
-      ? await embedChunks({ blobs, embedder: this.deps.embedder }, chunksKey, chunks)
-      : undefined;
+    const embedded = await this.embed(chunksKey, chunks);
     if (embedded) keep.add(embedded.key);
 
     // The rows go into the index before the source goes live, so search never sees it half
@@ -221,6 +363,7 @@ export class Indexer {
     );
     if (!written) return this.skipAfterWriting(source, prefix);
 
+    const now = new Date().toISOString();
     const done = await table.update<SourceItem>(
       source.pk,
       source.sk,
@@ -229,15 +372,24 @@ export class Indexer {
         chunk_count: chunks.length,
         chunks_key: chunksKey,
         content_hash: hash,
-        indexed_at: new Date().toISOString(),
+        indexed_at: now,
         last_error: null,
         error_code: null,
+        ...(source.type === "url"
+          ? {
+              last_checked_at: now,
+              gone_at: null,
+              ...validatorFields(loaded.validators),
+            }
+          : {}),
+        ...(hash === source.content_hash ? {} : { last_changed_at: now }),
       },
       { expression: "revision = :rev", values: { ":rev": source.revision } },
       INDEXING_MARKER,
     );
     if (!done) return this.skipAfterWriting(source, prefix);
     await bumpLiveSources(table, source.workspaceId);
+    await this.deps.events?.emit(source.workspaceId, "source.indexed", { ...toPublic(done) });
     // A first revision has no earlier chunk sets to remove: two listings saved per new source.
     if (source.revision > 1 || source.chunks_key !== null) {
       const stale = [
@@ -247,6 +399,32 @@ export class Indexer {
       if (stale.length > 0) await blobs.delete(stale);
     }
     return "indexed";
+  }
+
+  /**
+   * Embeds a chunk set when a model is configured. The model being down or busy is retried by
+   * the queue and named in the source's error; a request it rejects fails the source at once.
+   */
+  private async embed(chunksKey: string, chunks: Chunk[]) {
+    const { embedder, blobs } = this.deps;
+    if (!embedder) return undefined;
+    try {
+      return await embedChunks({ blobs, embedder }, chunksKey, chunks);
+    } catch (err) {
+      if (isDomainError(err, "llm_error")) {
+        throw new IndexingError(
+          "embeddings_failed",
+          `The embedding model refused the chunks: ${err.message}`,
+        );
+      }
+      if (isDomainError(err, "llm_unavailable") || isDomainError(err, "upstream_timeout")) {
+        throw new RetryableError(
+          "embeddings_unavailable",
+          `The embedding model is unavailable: ${err.message}`,
+        );
+      }
+      throw err;
+    }
   }
 
   /**
@@ -269,8 +447,27 @@ export class Indexer {
     return marked !== undefined;
   }
 
-  private async fail(source: SourceItem, code: string, message: string): Promise<IndexOutcome> {
-    await failSource(this.deps.table, source, code, message);
+  private async fail(
+    source: SourceItem,
+    code: string,
+    message: string,
+    redrivable = false,
+  ): Promise<IndexOutcome> {
+    if (await failSource(this.deps.table, source, code, message, redrivable)) {
+      const failed = {
+        ...source,
+        status: "failed",
+        error_code: code,
+        last_error: message,
+      } as const;
+      await this.deps.events?.emit(source.workspaceId, "source.failed", { ...toPublic(failed) });
+    }
     return "failed";
   }
 }
+
+/** A page's validators as the source record keeps them. */
+const validatorFields = (validators: Validators | undefined) => ({
+  etag: validators?.etag ?? null,
+  last_modified: validators?.lastModified ?? null,
+});

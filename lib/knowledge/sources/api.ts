@@ -69,12 +69,12 @@ export function knowledgeApi({
     }
     if (body.url !== undefined) {
       const url = checkedUrl(body.url, "url", allowPrivate);
-      const item = await sources.create(workspaceId, {
-        type: "url",
+      const { item, created } = await sources.addUrl(workspaceId, {
+        url,
         name: body.name ?? url,
-        source_url_or_path: url,
+        refresh: body.refresh,
       });
-      return c.json({ id: item.id, status: "indexing" as const }, 200);
+      return c.json({ id: item.id, status: item.status, created }, created ? 201 : 200);
     }
     const text = body.text ?? "";
     const bytes = Buffer.byteLength(text, "utf8");
@@ -88,10 +88,11 @@ export function knowledgeApi({
   });
 
   app.openapi(listSources, async (c) => {
-    const { limit, cursor, status, enabled, type } = c.req.valid("query");
+    const { limit, cursor, status, enabled, type, crawl_id } = c.req.valid("query");
     const filter = {
       status,
       type,
+      crawl_id,
       enabled: enabled === undefined ? undefined : enabled ? 1 : 0,
     } as const;
     const page = await sources.list(c.get("workspaceId"), filter, limit, cursor);
@@ -112,8 +113,11 @@ export function knowledgeApi({
   });
 
   app.openapi(patchSource, async (c) => {
-    const { enabled } = c.req.valid("json");
-    const item = await sources.setEnabled(c.get("workspaceId"), c.req.valid("param").id, enabled);
+    const item = await sources.update(
+      c.get("workspaceId"),
+      c.req.valid("param").id,
+      c.req.valid("json"),
+    );
     return c.json(toPublic(item), 200);
   });
 

@@ -9,3 +9,7 @@ export type SourceStatus = (typeof SOURCE_STATUSES)[number];
 
 export const SOURCE_TYPES = ["text", "url", "file"] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
+
+/** How often a URL source or a crawl is fetched again by itself. */
+export const REFRESH_SCHEDULES = ["daily", "weekly"] as const;
+export type RefreshSchedule = (typeof REFRESH_SCHEDULES)[number];

@@ -10,7 +10,12 @@ import {
   limitParam,
 } from "../../http/schemas.js";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from "../../search/terms.js";
-import { SOURCE_STATUSES, SOURCE_TYPES } from "./fields.js";
+import { REFRESH_SCHEDULES, SOURCE_STATUSES, SOURCE_TYPES } from "./fields.js";
+
+const Schedule = z.enum(REFRESH_SCHEDULES).openapi({
+  description:
+    "Fetch the page again daily or weekly (at an hour of the window picked per source) and reindex it only when its content changed",
+});
 
 export const SourceSchema = z
   .object({
@@ -26,6 +31,19 @@ export const SourceSchema = z
     last_error: z.string().nullable(),
     error_code: z.string().nullable(),
     crawl_id: z.string().nullable().openapi({ description: "The crawl that found this page" }),
+    refresh: Schedule.nullable(),
+    last_checked_at: z.string().nullable().openapi({
+      format: "date-time",
+      description: "When the page was last fetched (URL sources)",
+    }),
+    last_changed_at: z.string().nullable().openapi({
+      format: "date-time",
+      description: "When the indexed content last changed",
+    }),
+    gone_at: z.string().nullable().openapi({
+      format: "date-time",
+      description: "When a refresh found the page gone (404 or 410); what was indexed stays",
+    }),
   })
   .openapi("KnowledgeSource");
 
@@ -37,8 +55,12 @@ export const CreateSourceBody = z
       .optional()
       .openapi({ description: "A public web page to index (a `url` source)" }),
     name: z.string().trim().min(1).max(200).optional(),
+    refresh: Schedule.optional(),
   })
   .superRefine((body, ctx) => {
+    if (body.refresh !== undefined && body.url === undefined) {
+      ctx.addIssue({ code: "custom", message: "Only a `url` can be refreshed", path: ["refresh"] });
+    }
     if (body.text !== undefined && body.url !== undefined) {
       ctx.addIssue({ code: "custom", message: "Give either `text` or `url`, not both", path: [] });
     } else if (body.text === undefined && body.url === undefined) {
@@ -61,7 +83,13 @@ export const MultipartSourceBody = z
 const Accepted = z
   .object({
     id: z.string(),
-    status: z.literal("indexing"),
+    status: z.enum(SOURCE_STATUSES).openapi({
+      description: "`indexing`, or for a URL added again the status of the source it has",
+    }),
+    created: z.boolean().optional().openapi({
+      description:
+        "URLs only: false when the workspace has a source for this (canonical) URL already; it is refreshed instead",
+    }),
     type: z.literal("file").optional().openapi({ description: "File uploads only" }),
     name: z.string().optional().openapi({ description: "File uploads only" }),
     bytes: z.number().int().optional().openapi({ description: "File uploads only" }),
@@ -87,6 +115,9 @@ export const createSource = createRoute({
     "1,000,000 UTF-8 bytes by default) or a public `url`; or `multipart/form-data` with a `file`",
     "(PDF, DOCX, HTML, Markdown, plain text or CSV, up to 4 MB: larger files use",
     "`POST /api/knowledge/uploads`) and an optional `name`. Too large is a 413, another file type a 415.",
+    "A URL is one source per workspace: a new one answers 201 `created: true`; one the workspace",
+    "has already answers 200 `created: false` with that source's id, and is refreshed (unchanged",
+    "content stays indexed as it is, changed content is reindexed). `refresh` schedules a URL.",
   ].join(" "),
   request: {
     headers: IdempotencyHeaders,
@@ -98,7 +129,8 @@ export const createSource = createRoute({
     },
   },
   responses: {
-    200: jsonResponse(Accepted, "Queued for indexing"),
+    200: jsonResponse(Accepted, "Queued for indexing, or a URL the workspace has already"),
+    201: jsonResponse(Accepted, "A new URL source, queued for indexing"),
     ...commonErrors,
     ...idempotencyErrors,
   },
@@ -111,7 +143,7 @@ export const listSources = createRoute({
   tags,
   summary: "List knowledge sources, newest first",
   request: {
-    query: z.object({
+    query: z.strictObject({
       limit: limitParam(50, 100),
       cursor: cursorParam,
       status: z.enum(SOURCE_STATUSES).optional(),
@@ -119,6 +151,11 @@ export const listSources = createRoute({
         .optional()
         .openapi({ type: "string", enum: ["true", "false", "1", "0"] }),
       type: z.enum(SOURCE_TYPES).optional(),
+      crawl_id: z
+        .string()
+        .max(64)
+        .optional()
+        .openapi({ description: "Only the pages of this crawl" }),
     }),
   },
   responses: {
@@ -145,10 +182,23 @@ export const patchSource = createRoute({
   method: "patch",
   path: "/api/knowledge/{id}",
   tags,
-  summary: "Enable or disable a source for grounding",
+  summary: "Rename a source, enable or disable it, or schedule its refresh",
   description:
-    "A disabled source leaves search, chat and intel at once; enabling brings it back without reindexing.",
-  request: { params: IdParams, body: jsonBody(z.strictObject({ enabled: z.boolean() })) },
+    "A disabled source leaves search, chat and intel at once; enabling brings it back without reindexing. A new `name` shows in search results at once. `refresh` (URL sources) sets or, with null, removes the schedule.",
+  request: {
+    params: IdParams,
+    body: jsonBody(
+      z
+        .strictObject({
+          enabled: z.boolean().optional(),
+          name: z.string().trim().min(1).max(200).optional(),
+          refresh: Schedule.nullable().optional(),
+        })
+        .refine((body) => Object.values(body).some((value) => value !== undefined), {
+          message: "Give `enabled`, `name` or `refresh`",
+        }),
+    ),
+  },
   responses: { 200: jsonResponse(SourceSchema, "The updated source"), ...commonErrors },
 });
 

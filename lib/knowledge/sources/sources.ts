@@ -1,13 +1,16 @@
-import { conflict, notFound, serviceUnavailable } from "../../errors.js";
+import { createHash } from "node:crypto";
+import { mapLimit } from "../../async.js";
+import { conflict, invalid, isDomainError, notFound, serviceUnavailable } from "../../errors.js";
 import { isId, newId } from "../../ids.js";
 import { logger } from "../../log.js";
 import type { Blobs, StoredObject } from "../../store/blobs.js";
 import type { IndexMessage, Queue } from "../../store/queue.js";
 import { type Item, type Page, type Table, wsKey } from "../../store/table.js";
 
-import type { SourceStatus, SourceType } from "./fields.js";
+import type { RefreshSchedule, SourceStatus, SourceType } from "./fields.js";
+import { refreshMarker, SCHEDULE_MARKER } from "./schedule.js";
 
-export type { SourceStatus, SourceType } from "./fields.js";
+export type { RefreshSchedule, SourceStatus, SourceType } from "./fields.js";
 
 /** A knowledge source as the API shows it (field names from the seed contract). */
 export interface KnowledgeSource {
@@ -24,12 +27,40 @@ export interface KnowledgeSource {
   error_code: string | null;
   /** The crawl that found this page, for sources a crawl created. */
   crawl_id: string | null;
+  /** How often a URL source is fetched again to pick up changes (null: never by itself). */
+  refresh: RefreshSchedule | null;
+  /** When a URL source's page was last fetched (indexed or checked for changes). */
+  last_checked_at: string | null;
+  /** When the indexed content last changed (first indexed counts as a change). */
+  last_changed_at: string | null;
+  /** When a refresh found the page gone (HTTP 404 or 410); its content stays indexed. */
+  gone_at: string | null;
 }
 
 /** The stored record: the public fields plus what the pipeline needs. */
-export interface SourceItem extends Item, Omit<KnowledgeSource, "crawl_id"> {
+export interface SourceItem
+  extends Item,
+    Omit<
+      KnowledgeSource,
+      "crawl_id" | "refresh" | "last_checked_at" | "last_changed_at" | "gone_at"
+    > {
   /** Absent on records written before crawls existed. */
   crawl_id?: string | null;
+  /** Absent on records written before refreshes existed, like the next three. */
+  refresh?: RefreshSchedule | null;
+  last_checked_at?: string | null;
+  last_changed_at?: string | null;
+  gone_at?: string | null;
+  /** The page's `ETag` and `Last-Modified` when it was last fetched, for conditional refreshes. */
+  etag?: string | null;
+  last_modified?: string | null;
+  /**
+   * The revision whose content is `content_key`, already fetched (a crawl's extracted page);
+   * other revisions fetch the live page. Absent: revision 1, when there is a `content_key`.
+   */
+  snapshot_revision?: number;
+  /** A crawl's fresh copy of an indexed page, waiting for the index worker to compare. */
+  refresh_snapshot?: string | null;
   workspaceId: string;
   /** Bumped by every reindex; a worker only completes the revision it was sent for. */
   revision: number;
@@ -93,6 +124,10 @@ export function toPublic(item: SourceItem): KnowledgeSource {
     last_error: item.last_error,
     error_code: item.error_code,
     crawl_id: item.crawl_id ?? null,
+    refresh: item.refresh ?? null,
+    last_checked_at: item.last_checked_at ?? null,
+    last_changed_at: item.last_changed_at ?? null,
+    gone_at: item.gone_at ?? null,
   };
 }
 
@@ -102,6 +137,51 @@ export type NewSource = Pick<KnowledgeSource, "type" | "name" | "source_url_or_p
   content_key?: string | null;
   crawl_id?: string | null;
 };
+
+/** A web page to add: its canonical URL is its identity within the workspace. */
+export interface NewPage {
+  url: string;
+  name: string;
+  crawl_id?: string | null;
+  /** Its Markdown when the caller just fetched it (a crawl); otherwise the worker fetches it. */
+  snapshot?: string;
+  /** A new schedule; absent leaves an existing page's schedule as it is. */
+  refresh?: RefreshSchedule | null | undefined;
+  /** Used for a new source: a crawl names its pages' sources when it finds them. */
+  id?: string;
+}
+
+/** What adding a page did: created its source, or found the one it has already. */
+export interface AddedPage {
+  item: SourceItem;
+  created: boolean;
+}
+
+/** What can be changed of a source in place. */
+export interface SourceChanges {
+  enabled?: boolean | undefined;
+  name?: string | undefined;
+  refresh?: RefreshSchedule | null | undefined;
+}
+
+/**
+ * `KBURL#{hash}`: the claim of a canonical URL by the one source that stands for it, created with
+ * a conditional put, so two adds of one URL, racing or not, make one source.
+ */
+const URL_PREFIX = "KBURL#";
+// Stryker disable next-line MethodExpression: the whole hash tells the same keys apart
+const urlKey = (url: string) =>
+  `${URL_PREFIX}${createHash("sha256").update(url).digest("hex").slice(0, 32)}`;
+
+interface UrlClaim extends Item {
+  sourceId: string;
+  claimedAt: string;
+}
+
+/** A claim whose source is still missing after this long was left by a crashed add. */
+const ORPHAN_CLAIM_MS = 30_000;
+const CLAIM_POLLS = 20;
+const CLAIM_POLL_MS = 100;
 
 /**
  * A new source's record: enabled, first revision, nothing indexed yet, status `indexing`.
@@ -129,6 +209,10 @@ export function newSourceItem(
     last_error: null,
     error_code: null,
     crawl_id: fields.crawl_id ?? null,
+    refresh: null,
+    last_checked_at: null,
+    last_changed_at: null,
+    gone_at: null,
     revision: 1,
     content_key: fields.content_key ?? null,
     chunks_key: null,
@@ -140,6 +224,7 @@ export type ListFilter = {
   status?: SourceStatus | undefined;
   enabled?: 0 | 1 | undefined;
   type?: SourceType | undefined;
+  crawl_id?: string | undefined;
 };
 
 export interface SourceDeps {
@@ -160,10 +245,18 @@ export class Sources {
     return item;
   }
 
-  /** Records a new source and queues its indexing. */
-  async create(workspaceId: string, fields: NewSource): Promise<SourceItem> {
+  /** Records a new source and queues its indexing; `extra` fields go into its first record. */
+  async create(
+    workspaceId: string,
+    fields: NewSource,
+    extra: Partial<SourceItem> = {},
+  ): Promise<SourceItem> {
     const fresh = newSourceItem(workspaceId, fields);
-    const item = { ...fresh, ...indexingMarker(workspaceId, fresh.id, fresh.created_at) };
+    const item = {
+      ...fresh,
+      ...extra,
+      ...indexingMarker(workspaceId, fresh.id, fresh.created_at),
+    };
     if (!(await this.deps.table.create(item))) {
       throw conflict(`A knowledge source with id ${item.id} exists already`);
     }
@@ -200,13 +293,138 @@ export class Sources {
     });
   }
 
-  async setEnabled(workspaceId: string, id: string, enabled: boolean): Promise<SourceItem> {
-    await this.get(workspaceId, id);
-    const item = await this.deps.table.update<SourceItem>(wsKey(workspaceId), sourceKey(id), {
-      enabled: enabled ? 1 : 0,
-    });
+  /**
+   * Adds a web page, or refreshes the source it has already: a canonical URL is one source per
+   * workspace. An indexed source is checked for changes by the index worker (unchanged content
+   * keeps it as it is, changed content reindexes it); a failed one is indexed again; one still
+   * indexing is left to finish.
+   */
+  async addUrl(workspaceId: string, page: NewPage): Promise<AddedPage> {
+    const pk = wsKey(workspaceId);
+    const claim: UrlClaim = {
+      pk,
+      sk: urlKey(page.url),
+      sourceId: page.id ?? newId("source"),
+      claimedAt: new Date().toISOString(),
+    };
+    for (let poll = 0; ; poll++) {
+      if (await this.deps.table.create(claim)) {
+        return { item: await this.createPage(workspaceId, claim.sourceId, page), created: true };
+      }
+      const owner = await this.deps.table.get<UrlClaim>(pk, claim.sk);
+      const existing =
+        owner && (await this.deps.table.get<SourceItem>(pk, sourceKey(owner.sourceId)));
+      if (existing) return { item: await this.refreshPage(existing, page), created: false };
+      if (!owner) continue; // released by a delete meanwhile: claim it afresh
+      if (Date.now() - Date.parse(owner.claimedAt) > ORPHAN_CLAIM_MS) {
+        // Left by an add that crashed before it wrote its source: take it over.
+        const taken = await this.deps.table.update(pk, claim.sk, claim, {
+          expression: "sourceId = :seen",
+          values: { ":seen": owner.sourceId },
+        });
+        if (taken) {
+          return { item: await this.createPage(workspaceId, claim.sourceId, page), created: true };
+        }
+        continue;
+      }
+      if (poll >= CLAIM_POLLS) {
+        throw serviceUnavailable("The same URL is being added right now; try again", {
+          url: page.url,
+        });
+      }
+      // Another add of the same URL is writing its source right now.
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
+    }
+  }
+
+  setEnabled(workspaceId: string, id: string, enabled: boolean): Promise<SourceItem> {
+    return this.update(workspaceId, id, { enabled });
+  }
+
+  /** Changes a source's name, whether it is enabled, or its refresh schedule (URL sources). */
+  async update(workspaceId: string, id: string, changes: SourceChanges): Promise<SourceItem> {
+    const current = await this.get(workspaceId, id);
+    if (changes.refresh !== undefined && current.type !== "url") {
+      throw invalid("Only URL sources can be refreshed on a schedule", {
+        issues: [{ path: "refresh", message: `A ${current.type} source has no page to refetch` }],
+      });
+    }
+    const schedule = changes.refresh;
+    const item = await this.deps.table.update<SourceItem>(
+      wsKey(workspaceId),
+      sourceKey(id),
+      {
+        enabled: changes.enabled === undefined ? undefined : changes.enabled ? 1 : 0,
+        name: changes.name,
+        refresh: schedule,
+        ...(schedule ? refreshMarker(workspaceId, id, schedule) : {}),
+      },
+      undefined,
+      schedule === null ? SCHEDULE_MARKER : [],
+    );
     if (!item) throw notFound("knowledge source", id);
+    // The name and whether it is enabled are what search reads from the table.
     await bumpLiveSources(this.deps.table, workspaceId);
+    return item;
+  }
+
+  /**
+   * Queues a check of an indexed URL source for changes: the index worker fetches the page
+   * (conditionally) or reads `snapshot`, and reindexes only when its content changed.
+   */
+  async queueRefresh(source: SourceItem, snapshot?: string): Promise<SourceItem> {
+    let item = source;
+    if (snapshot !== undefined) {
+      const key = `${sourceBlobPrefix(source.workspaceId, source.id)}refresh.md`;
+      await this.deps.blobs.put(key, snapshot, "text/markdown; charset=utf-8");
+      const marked = await this.deps.table.update<SourceItem>(
+        source.pk,
+        source.sk,
+        { refresh_snapshot: key },
+        { expression: "revision = :rev", values: { ":rev": source.revision } },
+      );
+      if (!marked) return (await this.deps.table.get<SourceItem>(source.pk, source.sk)) ?? source;
+      item = marked;
+    }
+    await this.deps.indexQueue.send({
+      kind: "index",
+      workspaceId: source.workspaceId,
+      sourceId: source.id,
+      revision: source.revision,
+      refresh: true,
+    });
+    return item;
+  }
+
+  private async createPage(workspaceId: string, id: string, page: NewPage): Promise<SourceItem> {
+    let contentKey: string | null = null;
+    if (page.snapshot !== undefined) {
+      contentKey = `${sourceBlobPrefix(workspaceId, id)}page.md`;
+      await this.deps.blobs.put(contentKey, page.snapshot, "text/markdown; charset=utf-8");
+    }
+    const fields = {
+      id,
+      type: "url" as const,
+      name: page.name,
+      source_url_or_path: page.url,
+      content_key: contentKey,
+      crawl_id: page.crawl_id ?? null,
+    };
+    const schedule = page.refresh ?? null;
+    return this.create(workspaceId, fields, {
+      refresh: schedule,
+      ...(schedule ? refreshMarker(workspaceId, id, schedule) : {}),
+    });
+  }
+
+  /** What adding a page again does to the source it has (see `addUrl`). */
+  private async refreshPage(existing: SourceItem, page: NewPage): Promise<SourceItem> {
+    let item = existing;
+    if (page.refresh !== undefined && page.refresh !== (existing.refresh ?? null)) {
+      item = await this.update(existing.workspaceId, existing.id, { refresh: page.refresh });
+    }
+    if (item.status === "failed") return this.reindex(item.workspaceId, item.id);
+    if (item.status === "indexed") return this.queueRefresh(item, page.snapshot);
     return item;
   }
 
@@ -239,15 +457,40 @@ export class Sources {
    * worker, sent the source once more, finds no record and removes its rows from the index.
    */
   async delete(workspaceId: string, id: string): Promise<void> {
-    const deleted =
-      isId("source", id) && (await this.deps.table.delete(wsKey(workspaceId), sourceKey(id)));
+    const source = isId("source", id) ? await this.get(workspaceId, id) : undefined;
+    const deleted = source && (await this.deps.table.delete(source.pk, source.sk));
     if (!deleted) throw notFound("knowledge source", id);
     await bumpLiveSources(this.deps.table, workspaceId);
+    if (source.type === "url" && source.source_url_or_path) {
+      // The URL is free again, unless another source claimed it meanwhile.
+      await this.deps.table.delete(source.pk, urlKey(source.source_url_or_path), {
+        expression: "sourceId = :id",
+        values: { ":id": id },
+      });
+    }
     await this.deps.blobs.deletePrefix(sourceBlobPrefix(workspaceId, id));
     // Best effort: rows left behind are never returned, and take only a few of a search's hits.
     await this.deps.indexQueue
       .send({ kind: "index", workspaceId, sourceId: id, revision: REMOVED_REVISION })
       .catch((error: unknown) => logger.warn("index removal not queued", { id, error }));
+  }
+
+  /** Deletes every source a crawl created (a scheduled run's pages keep the first crawl's id). */
+  async deleteCrawlSources(workspaceId: string, crawlId: string): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const page = await this.list(workspaceId, { crawl_id: crawlId }, 100);
+      await mapLimit(page.items, 8, async (source) => {
+        try {
+          await this.delete(workspaceId, source.id);
+          deleted++;
+        } catch (err) {
+          // Deleted by a concurrent request meanwhile.
+          if (!isDomainError(err, "not_found")) throw err;
+        }
+      });
+      if (page.nextCursor === null) return deleted;
+    }
   }
 
   private async enqueue(item: SourceItem): Promise<SourceItem> {
