@@ -318,6 +318,29 @@ export class Table {
     return (res.Items ?? []) as T[];
   }
 
+  /** Every item of a global secondary index partition, in its sort order. */
+  async allInIndex<T extends Item>(index: IndexName, partition: string): Promise<T[]> {
+    const keys = TABLE_INDEXES.find((i) => i.name === index);
+    if (!keys) throw new Error(`No index ${index}`);
+    const items: T[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const res = await this.doc.send(
+        new QueryCommand({
+          TableName: this.name,
+          IndexName: index,
+          KeyConditionExpression: "#pk = :pk",
+          ExpressionAttributeNames: { "#pk": keys.partitionKey },
+          ExpressionAttributeValues: { ":pk": partition },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...((res.Items ?? []) as T[]));
+      startKey = res.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
   /** Every item of a partition under a prefix, with only the named attributes. */
   async all<T extends Item>(pk: string, skPrefix: string, attributes?: string[]): Promise<T[]> {
     const items: T[] = [];
