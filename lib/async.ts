@@ -16,16 +16,37 @@ export async function mapLimit<T, R>(
   return results;
 }
 
+/** How long a task may wait for its turn, and what it fails with when that is over. */
+export interface MaxWait {
+  ms: number;
+  busy: () => Error;
+}
+
 /**
  * Lets at most `limit` tasks run at once; the others wait their turn in arrival order. A finishing
  * task hands its slot straight to the next waiter, so a task arriving in between cannot jump in.
+ * A task given a `maxWait` leaves the line when it has waited that long, rejecting with `busy()`.
  */
 export function limiter(limit: number) {
   let running = 0;
   const waiting: Array<() => void> = [];
-  return async <T>(task: () => Promise<T>): Promise<T> => {
+  const turn = (maxWait: MaxWait | undefined) =>
+    new Promise<void>((resolve, reject) => {
+      const start = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer =
+        maxWait &&
+        setTimeout(() => {
+          waiting.splice(waiting.indexOf(start), 1);
+          reject(maxWait.busy());
+        }, maxWait.ms);
+      waiting.push(start);
+    });
+  return async <T>(task: () => Promise<T>, maxWait?: MaxWait): Promise<T> => {
     if (running < limit) running++;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
+    else await turn(maxWait);
     try {
       return await task();
     } finally {

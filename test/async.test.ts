@@ -28,4 +28,18 @@ describe("limiter", () => {
     await expect(slot(async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
     expect(await slot(async () => "next")).toBe("next");
   });
+
+  it("lets a task with a maximum wait leave the line, and the rest keep their order", async () => {
+    const slot = limiter(1);
+    let release = () => {};
+    const holder = slot(() => new Promise<string>((resolve) => (release = () => resolve("held"))));
+    const busy = () => new Error("busy");
+    const gaveUp = slot(async () => "never", { ms: 10, busy });
+    const patient = slot(async () => "patient");
+    await expect(gaveUp).rejects.toThrow("busy");
+    release();
+    expect(await Promise.all([holder, patient])).toEqual(["held", "patient"]);
+    // The slot is free again: nothing stayed counted for the task that left.
+    expect(await slot(async () => "free", { ms: 10, busy })).toBe("free");
+  });
 });

@@ -25,7 +25,20 @@ export interface ParseOptions {
   extractHtml?: HtmlExtractor;
   /** Where files are parsed; the process's sandbox (and memory budget) by default. */
   sandbox?: Sandbox;
+  /**
+   * The caller needs the bytes no more: they move into the parser's thread rather than being
+   * copied, so a large file is held once (the caller's `bytes` are emptied).
+   */
+  handOver?: boolean;
 }
+
+/** The buffer of bytes that own it whole (a slice of a shared pool is copied, never moved). */
+const ownBuffer = (bytes: Uint8Array): ArrayBuffer[] =>
+  bytes.buffer instanceof ArrayBuffer &&
+  bytes.byteOffset === 0 &&
+  bytes.byteLength === bytes.buffer.byteLength
+    ? [bytes.buffer]
+    : [];
 
 export interface ParsedFile {
   kind: FileKind;
@@ -65,7 +78,13 @@ export async function parseFile(input: FileInput, options: ParseOptions = {}): P
     const job = { kind, bytes, limits };
     return {
       kind,
-      text: await (options.sandbox ?? sandbox).run("parse", job, limits, PARSE_FAILURES),
+      text: await (options.sandbox ?? sandbox).run(
+        "parse",
+        job,
+        limits,
+        PARSE_FAILURES,
+        options.handOver ? ownBuffer(bytes) : [],
+      ),
     };
   }
   if (!options.extractHtml) {

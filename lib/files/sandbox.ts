@@ -130,12 +130,17 @@ export class Sandbox {
     }
   }
 
-  /** Runs one task in a thread; rejects with the `failures` error for content it cannot handle. */
+  /**
+   * Runs one task in a thread; rejects with the `failures` error for content it cannot handle.
+   * Buffers in `transfer` move into the thread instead of being copied (the caller's are emptied):
+   * a copy outside the thread's heap that its heap limit does not bound.
+   */
   async run<K extends TaskName>(
     task: K,
     input: TaskInput<K>,
     bounds: SandboxBounds,
     failures: Failures,
+    transfer: ArrayBuffer[] = [],
   ): Promise<TaskOutput<K>> {
     const { timeoutMs } = bounds;
     const heapMb = Math.min(bounds.maxHeapMb, this.budget.capacityMb - THREAD_OVERHEAD_MB);
@@ -148,7 +153,7 @@ export class Sandbox {
       const answer = nextMessage<SandboxReply>(worker, timeoutMs, () =>
         failures.timedOut(timeoutMs / 1000),
       );
-      worker.postMessage({ task, input } as SandboxRequest);
+      worker.postMessage({ task, input } as SandboxRequest, transfer);
       reply = await answer;
     } catch (err) {
       void worker.terminate();
