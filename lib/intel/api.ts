@@ -4,7 +4,7 @@ import { createModule } from "../http/app.js";
 import { logger } from "../log.js";
 import type { BrandProfiles } from "./brand.js";
 import type { GroundedChat } from "./chat.js";
-import { chat, getBrand, putBrand } from "./routes.js";
+import { chat, conversationOf, getBrand, putBrand } from "./routes.js";
 
 export interface IntelApiDeps {
   brands: BrandProfiles;
@@ -33,12 +33,13 @@ export function intelApi({ brands, chat: grounded }: IntelApiDeps) {
   app.openapi(chat, async (c) => {
     const body = c.req.valid("json");
     const workspaceId = c.get("workspaceId");
+    const request = conversationOf(body);
     if (!wantsStream(body.stream, c.req.header("accept"))) {
-      return c.json(await grounded.answer(workspaceId, body), 200);
+      return c.json(await grounded.answer(workspaceId, request), 200);
     }
     const abort = new AbortController();
     // Errors up to here (no model, provider down) are ordinary JSON error responses.
-    const events = await grounded.stream(workspaceId, body, abort.signal);
+    const events = await grounded.stream(workspaceId, request, abort.signal);
     return streamSSE(c, async (sse) => {
       sse.onAbort(() => abort.abort());
       try {

@@ -20,6 +20,8 @@ export interface ChatTurn {
 export interface ChatRequest {
   message: string;
   history?: ChatTurn[] | undefined;
+  /** Grounds the answer in these sources only. */
+  sourceIds?: string[] | undefined;
 }
 
 export interface ChatAnswer {
@@ -45,10 +47,14 @@ export interface ChatOptions {
   maxTokens?: number;
 }
 
-/** What chat says when there is nothing at all to ground an answer in: no model call. */
+/**
+ * What chat says when no passage of an enabled source supports an answer (an empty knowledge
+ * base, only disabled sources, nothing that matches): said plainly, without asking the model,
+ * which could only guess.
+ */
 export const NOTHING_FOUND: ChatAnswer = {
   answer:
-    "I couldn't find anything about that in your knowledge base, and no brand profile is saved. Add or enable a source that covers it, then ask again.",
+    "I found no passage in your knowledge base that supports an answer to this, so I won't guess. Add or enable a source that covers it, then ask again.",
   citations: [],
 };
 
@@ -133,7 +139,7 @@ export class GroundedChat {
     return events(deltas, prepared.passages);
   }
 
-  /** The prompt, or undefined when there is nothing to ground an answer in. */
+  /** The prompt, or undefined when no passage can ground an answer. */
   private async prepare(workspaceId: string, request: ChatRequest): Promise<Prepared | undefined> {
     if (!this.deps.llm.available) throw llmUnavailable();
     const history = request.history ?? [];
@@ -141,12 +147,13 @@ export class GroundedChat {
     // words first, since a query keeps only its first words (see lib/search/terms.ts).
     const previous = history.findLast((turn) => turn.role === "user")?.content;
     const query = previous ? `${request.message}\n${previous}` : request.message;
+    const scope = request.sourceIds ? { source_ids: request.sourceIds } : {};
     const [brand, results] = await Promise.all([
       this.deps.brands.get(workspaceId),
-      this.deps.retriever.search(workspaceId, query, this.context.passages),
+      this.deps.retriever.search(workspaceId, query, this.context.passages, scope),
     ]);
     const passages = fitPassages(results, this.context);
-    if (passages.length === 0 && !brand) return undefined;
+    if (passages.length === 0) return undefined;
     await this.deps.quotas.consume(workspaceId, "model_calls");
     const data = new PromptData();
     const messages: ChatMessage[] = [

@@ -86,12 +86,18 @@ describe("daily quotas", () => {
   it("counts answers the model writes, and not questions nothing could answer", async () => {
     const ask = () =>
       rt.call("/api/chat", { method: "POST", json: { message: "What do we sell?" } });
-    // No source and no brand profile: the service answers that it knows nothing, without a model call.
+    // No passage to ground an answer: the service says so, without a model call.
     expect((await ask()).status).toBe(200);
-    await rt.call("/api/brand", {
-      method: "PUT",
-      json: { name: "Acme", description: "Analytics" },
+    const source = await rt.call("/api/knowledge", {
+      method: "POST",
+      json: { text: "# Products\nWe sell analytics software.", name: "Products" },
     });
+    const { id } = (await source.json()) as { id: string };
+    for (let i = 0; i < 20; i++) {
+      const state = (await (await rt.call(`/api/knowledge/${id}`)).json()) as { status?: string };
+      if (state.status === "indexed") break;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
     model.fallback("chat", { text: "Analytics software." });
     expect((await ask()).status).toBe(200);
     const refused = await ask();

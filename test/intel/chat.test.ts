@@ -155,16 +155,70 @@ describe("with nothing to ground on", () => {
     expect(intel.fake.chatRequests()).toHaveLength(0);
   });
 
-  it("tells the model no passage matched, and keeps the answer uncited", async () => {
+  it("says no passage supports an answer when nothing matches, though a brand profile is saved", async () => {
     await intel.call(other, "PUT", "/api/brand", BRAND);
-    intel.fake.enqueue("chat", { text: "The knowledge base has nothing on that [1]." });
     const res = await ask(other, { message: "zebra migration patterns" });
-    expect(intel.fake.prompt()).toContain("Knowledge base passages: none matched this request.");
-    expect(intel.fake.prompt()).toContain("say plainly that the knowledge base has nothing on it");
-    expect(await res.json()).toEqual({
-      answer: "The knowledge base has nothing on that.",
-      citations: [],
-    });
+    expect(await res.json()).toEqual(NOTHING_FOUND);
+    expect(intel.fake.chatRequests()).toHaveLength(0);
+  });
+
+  it("says so with an empty knowledge base, and with only disabled sources, streamed or not", async () => {
+    const blank = await intel.workspace("Blank");
+    await intel.call(blank, "PUT", "/api/brand", BRAND);
+    const disabled = await intel.workspace("Disabled");
+    await intel.call(disabled, "PUT", "/api/brand", BRAND);
+    const source = await intel.addSource(
+      disabled.id,
+      "# Refunds\nRefunds are paid within 30 days.",
+      "Refund policy",
+    );
+    await intel.sources.setEnabled(disabled.id, source.id, false);
+    for (const ws of [blank, disabled]) {
+      const res = await ask(ws, { message: "What is our refund policy?" });
+      expect(await res.json()).toEqual(NOTHING_FOUND);
+      const streamed = await readEvents(
+        await ask(ws, { message: "What is our refund policy?", stream: true }),
+      );
+      expect(streamed.at(-1)).toEqual({ event: "done", data: NOTHING_FOUND });
+    }
+    expect(intel.fake.chatRequests()).toHaveLength(0);
+    // Enabled again, the same question is answered from it.
+    await intel.sources.setEnabled(disabled.id, source.id, true);
+    intel.fake.enqueue("chat", { text: "Within 30 days [1]." });
+    const res = await ask(disabled, { message: "What is our refund policy?" });
+    expect(await res.json()).toMatchObject({ answer: "Within 30 days [1].", citations: [{}] });
+  });
+});
+
+describe("conversations and scope", () => {
+  it("continues a conversation given as messages, the last one the question", async () => {
+    intel.fake.enqueue("chat", { text: "Yes [1]." });
+    const messages = [
+      { role: "user", content: "Tell me about SOC 2" },
+      { role: "assistant", content: "Acme is SOC 2 Type II certified." },
+      { role: "user", content: "And is that audited yearly?" },
+    ];
+    const res = await ask(acme, { messages });
+    expect(res.status).toBe(200);
+    const request = intel.fake.chatRequests()[0];
+    expect(request?.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    expect(request?.messages.slice(1, 3)).toEqual(messages.slice(0, 2));
+    expect(String(request?.messages[3]?.content)).toContain(
+      "Question:\nAnd is that audited yearly?",
+    );
+    expect(intel.fake.prompt()).toContain("SOC 2 Type II certified");
+  });
+
+  it("grounds only in source_ids when given, and finds nothing in another workspace's", async () => {
+    intel.fake.enqueue("chat", { text: "It is certified [1]." });
+    const question = "What does the Team plan cost, and is Acme SOC 2 certified?";
+    await ask(acme, { message: question, source_ids: [security.id] });
+    expect(intel.fake.prompt()).toContain("SOC 2 Type II certified");
+    expect(intel.fake.prompt()).not.toContain("$99");
+
+    const theirs = await ask(other, { message: question, source_ids: [security.id] });
+    expect(await theirs.json()).toEqual(NOTHING_FOUND);
+    expect(intel.fake.chatRequests()).toHaveLength(1);
   });
 });
 
@@ -291,7 +345,7 @@ describe("failures and validation", () => {
     const slow = await startIntel({ timeoutMs: 200 });
     try {
       const ws = await slow.workspace("Slow");
-      await slow.call(ws, "PUT", "/api/brand", BRAND);
+      await slow.addSource(ws.id, "# Greeting\nHello from Acme.", "Greeting");
       slow.fake.enqueue("chat", { delayMs: 5000 });
       const res = await slow.call(ws, "POST", "/api/chat", { message: "hello?" });
       expect(res.status).toBe(504);
@@ -324,6 +378,13 @@ describe("failures and validation", () => {
       { message: "hi", history: [{ role: "system", content: "x" }] },
     ],
     ["an unknown field", { message: "hi", temperature: 2 }],
+    ["no question at all", { history: [{ role: "user", content: "hi" }] }],
+    ["messages ending with the assistant", { messages: [{ role: "assistant", content: "hi" }] }],
+    [
+      "both history and messages",
+      { message: "hi", history: [], messages: [{ role: "user", content: "x" }] },
+    ],
+    ["too many sources", { message: "hi", source_ids: Array.from({ length: 101 }, () => "kb_x") }],
   ])("refuses %s with 400", async (_, body) => {
     const res = await ask(acme, body);
     expect(res.status).toBe(400);
