@@ -2,15 +2,17 @@ import { API_CHECK_LIMITS } from "../competitors/check.js";
 import { createCompetitorServices } from "../competitors/services.js";
 import type { Config } from "../config.js";
 import { apiBase } from "./api.js";
+import { briefWriterOf } from "./briefs.js";
 import { fetcherOf } from "./fetcher.js";
 import { webhookEventsOf } from "./webhook-events.js";
 
 /**
- * competitors-api: tracked competitors, checks and events. Built from the stores alone: the model
- * client and search of the other API functions would more than double its bundle.
+ * competitors-api: tracked competitors, checks and events, with the model's briefs when a model is
+ * configured. Built without search and the intel modules, which would double its bundle.
  */
 export function competitorServices(config: Config) {
   const shared = apiBase(config);
+  const briefWriter = briefWriterOf(config, shared.stores.table, shared.quotas);
   return {
     ...shared,
     ...createCompetitorServices({
@@ -18,6 +20,7 @@ export function competitorServices(config: Config) {
       blobs: shared.stores.blobs,
       fetcher: fetcherOf(config),
       limits: API_CHECK_LIMITS,
+      ...(briefWriter ? { briefWriter } : {}),
       webhooks: webhookEventsOf(config, shared.stores),
     }),
   };
