@@ -5,6 +5,7 @@ import { Uploads, uploadSettings } from "../knowledge/uploads/uploads.js";
 import { apiBase } from "./api.js";
 import { llmOf } from "./llm.js";
 import { retrieverOf } from "./retriever.js";
+import { webhookEventsOf } from "./webhook-events.js";
 
 /** knowledge-api: sources, search, crawls and uploads. */
 export function knowledgeServices(config: Config) {
@@ -18,6 +19,7 @@ export function knowledgeServices(config: Config) {
       table: stores.table,
       queue: stores.crawlQueue,
       watchSeconds: config.CRAWL_WATCH_SECONDS,
+      events: webhookEventsOf(config, stores),
     }),
     uploads: new Uploads({ ...stores, sources }, uploadSettings(config)),
     retriever: retrieverOf(config, stores, llmOf(config)),

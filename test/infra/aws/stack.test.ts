@@ -232,7 +232,8 @@ describe("the stack", () => {
     expect(policyOf("docs-api")).toMatch(/xray:PutTraceSegments/);
     expect(policyOf("docs-api")).not.toMatch(/dynamodb:|s3:|sqs:SendMessage/);
     expect(policyOf("knowledge-api")).toMatch(/sqs:SendMessage/);
-    expect(policyOf("index-worker")).not.toMatch(/sqs:SendMessage/);
+    // The index worker sends only webhook deliveries (source.indexed, source.failed).
+    expect(policyOf("index-worker")).toMatch(/sqs:SendMessage/);
     expect(policyOf("index-worker")).toMatch(/dynamodb:PutItem/);
   });
 });
