@@ -165,6 +165,10 @@ export class Crawler {
         const at = Date.now() + Math.max(backoff, err.retryAfterMs ?? 0);
         if (await this.store.retryPage(crawl, page, at)) return "deferred";
       }
+      if (err.status === 404 || err.status === 410) {
+        // A page a source stands for is gone: mark the source (a re-crawl finds this).
+        await this.deps.sources.markGone(crawl.workspaceId, page.url);
+      }
       return isTransient(err)
         ? {
             status: "failed",

@@ -140,6 +140,11 @@ export class Crawls {
     return crawl;
   }
 
+  /** Records a scheduled crawl's latest run. */
+  async noteRun(crawl: CrawlItem, runId: string): Promise<void> {
+    await this.store.setLastRun(crawl, runId);
+  }
+
   /** A workspace's crawls, newest first. */
   list(workspaceId: string, limit: number, cursor?: string): Promise<Page<CrawlItem>> {
     return this.store.listCrawls(workspaceId, limit, cursor);

@@ -75,6 +75,8 @@ export interface CrawlItem extends Item, CrawlSettings, CrawlCounts {
   refresh?: RefreshSchedule | null;
   /** For a scheduled run: the crawl it repeats, whose id its pages' sources keep. */
   refreshOf?: string | null;
+  /** For a scheduled crawl: its latest run, which must end before the next one starts. */
+  lastRunId?: string;
 }
 
 export interface CrawlPageItem extends Item {
@@ -169,6 +171,10 @@ export class CrawlStore {
 
   createCrawl(crawl: CrawlItem): Promise<boolean> {
     return this.deps.table.create(crawl);
+  }
+
+  async setLastRun(crawl: CrawlItem, runId: string): Promise<void> {
+    await this.deps.table.update(crawl.pk, crawl.sk, { lastRunId: runId });
   }
 
   /** A workspace's crawls, newest first. */

@@ -341,6 +341,22 @@ export class Sources {
     return this.update(workspaceId, id, { enabled });
   }
 
+  /**
+   * Marks the source of a URL whose page is gone (a crawl met 404 or 410 on it): what was indexed
+   * stays searchable until someone deletes it. No source for the URL: nothing to mark.
+   */
+  async markGone(workspaceId: string, url: string): Promise<void> {
+    const claim = await this.deps.table.get<UrlClaim>(wsKey(workspaceId), urlKey(url));
+    if (!claim) return;
+    const now = new Date().toISOString();
+    await this.deps.table.update(
+      wsKey(workspaceId),
+      sourceKey(claim.sourceId),
+      { gone_at: now, last_checked_at: now },
+      { expression: "attribute_not_exists(gone_at) OR gone_at = :none", values: { ":none": null } },
+    );
+  }
+
   /** Changes a source's name, whether it is enabled, or its refresh schedule (URL sources). */
   async update(workspaceId: string, id: string, changes: SourceChanges): Promise<SourceItem> {
     const current = await this.get(workspaceId, id);
