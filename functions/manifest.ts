@@ -27,11 +27,25 @@ export type QueueName = (typeof QUEUES)[number];
 
 export const queueUrlVariable = (queue: QueueName) => `${queue.toUpperCase()}_QUEUE_URL`;
 
-/** What a function may touch; the stack turns it into least-privilege grants. */
+/**
+ * Parts of the bucket, each under its own key prefix: knowledge sources' content, chunks and
+ * uploads (`ws/{ws}/kb/`), competitors' snapshots (`ws/{ws}/competitors/`), the search index
+ * (`search/`).
+ */
+export type BucketArea = "sources" | "competitors" | "search";
+/** What code does to objects: read them (`readVersions`: a version by id), write, delete them. */
+export type ObjectAction = "read" | "readVersions" | "write" | "delete";
+
+/**
+ * What a function's code does, and nothing more: the stack turns it into its IAM policy, action
+ * by action (`test/infra/aws/stack.test.ts` holds the list per function).
+ */
 export interface Access {
   table?: "read" | "readWrite";
-  bucket?: "read" | "readWrite";
+  bucket?: Partial<Record<BucketArea, ObjectAction[]>>;
   sends?: QueueName[];
+  /** Calls the model: may read the provider's key from its Secrets Manager secret at run time. */
+  model?: boolean;
 }
 
 export interface ApiFunction {
@@ -73,7 +87,12 @@ export const apiFunctions: ApiFunction[] = [
     name: "knowledge-api",
     entry: "functions/knowledge-api.ts",
     routes: [...knowledgeRoutes, ...crawlRoutes, ...uploadRoutes],
-    access: { table: "readWrite", bucket: "readWrite", sends: ["index", "crawl", "webhooks"] },
+    access: {
+      table: "readWrite",
+      bucket: { sources: ["write", "delete"], search: ["read"] },
+      sends: ["index", "crawl", "webhooks"],
+      model: true,
+    },
     memoryMb: 1024,
     nodeModules: SEARCH_ENGINE,
     load: () => import("./knowledge-api.js"),
@@ -82,7 +101,7 @@ export const apiFunctions: ApiFunction[] = [
     name: "intel-api",
     entry: "functions/intel-api.ts",
     routes: [...intelRoutes, ...generateRoutes, ...artifactRoutes],
-    access: { table: "readWrite", bucket: "read" },
+    access: { table: "readWrite", bucket: { search: ["read"] }, model: true },
     memoryMb: 1024,
     nodeModules: SEARCH_ENGINE,
     load: () => import("./intel-api.js"),
@@ -91,7 +110,12 @@ export const apiFunctions: ApiFunction[] = [
     name: "competitors-api",
     entry: "functions/competitors-api.ts",
     routes: competitorRoutes,
-    access: { table: "readWrite", bucket: "readWrite", sends: ["checks", "webhooks"] },
+    access: {
+      table: "readWrite",
+      bucket: { competitors: ["read", "write", "delete"] },
+      sends: ["checks", "webhooks"],
+      model: true,
+    },
     load: () => import("./competitors-api.js"),
   },
   {
@@ -131,7 +155,15 @@ export const queueWorkers: QueueWorker[] = [
     maxConcurrency: 10,
     timeoutSeconds: 120,
     memoryMb: 1024,
-    access: { table: "readWrite", bucket: "readWrite", sends: ["webhooks"] },
+    access: {
+      table: "readWrite",
+      bucket: {
+        sources: ["read", "readVersions", "write", "delete"],
+        search: ["read", "write", "delete"],
+      },
+      sends: ["webhooks"],
+      model: true,
+    },
     nodeModules: ["jsdom", ...SEARCH_ENGINE],
     load: () => import("./index-worker.js"),
   },
@@ -143,7 +175,11 @@ export const queueWorkers: QueueWorker[] = [
     maxConcurrency: 5,
     timeoutSeconds: 60,
     memoryMb: 1024,
-    access: { table: "readWrite", bucket: "readWrite", sends: ["index", "crawl", "webhooks"] },
+    access: {
+      table: "readWrite",
+      bucket: { sources: ["write"] },
+      sends: ["index", "crawl", "webhooks"],
+    },
     nodeModules: ["jsdom"],
     load: () => import("./crawl-worker.js"),
   },
@@ -155,7 +191,11 @@ export const queueWorkers: QueueWorker[] = [
     maxConcurrency: 5,
     timeoutSeconds: 30,
     memoryMb: 256,
-    access: { table: "readWrite", bucket: "readWrite", sends: ["index"] },
+    access: {
+      table: "readWrite",
+      bucket: { sources: ["read", "write", "delete"] },
+      sends: ["index"],
+    },
     load: () => import("./upload-events-worker.js"),
   },
   {
@@ -167,7 +207,12 @@ export const queueWorkers: QueueWorker[] = [
     maxConcurrency: 2,
     timeoutSeconds: 180,
     memoryMb: 512,
-    access: { table: "readWrite", bucket: "readWrite", sends: ["webhooks"] },
+    access: {
+      table: "readWrite",
+      bucket: { competitors: ["read", "write", "delete"] },
+      sends: ["webhooks"],
+      model: true,
+    },
     load: () => import("./competitor-check-worker.js"),
   },
   {
@@ -203,7 +248,11 @@ export const scheduledFunctions: ScheduledFunction[] = [
     cron: "*/10 * * * *",
     cronVariable: "WATCHDOG_CRON",
     timeoutSeconds: 120,
-    access: { table: "readWrite", bucket: "readWrite", sends: ["index"] },
+    access: {
+      table: "readWrite",
+      bucket: { sources: ["read", "write", "delete"] },
+      sends: ["index"],
+    },
     load: () => import("./watchdog.js"),
   },
   {
@@ -215,16 +264,6 @@ export const scheduledFunctions: ScheduledFunction[] = [
     timeoutSeconds: 300,
     access: { table: "read", sends: ["checks"] },
     load: () => import("./competitor-sweep.js"),
-  },
-  {
-    name: "refresh",
-    entry: "functions/refresh.ts",
-    // Hourly: each scheduled source or crawl has one hour of the day (daily) or week (weekly).
-    cron: "15 * * * *",
-    cronVariable: "REFRESH_CRON",
-    timeoutSeconds: 300,
-    access: { table: "readWrite", sends: ["index", "crawl"] },
-    load: () => import("./refresh.js"),
   },
 ];
 

@@ -15,7 +15,7 @@ import type { CheckMessage, CrawlMessage } from "../../lib/store/queue.js";
 import { Corpus } from "../core/corpus.js";
 import type { BenchContext, Workspace } from "../core/figure.js";
 import { restEvent, scheduledEvent, sqsEvent } from "./events.js";
-import { bundleWithSdk } from "./sdk-bundled.js";
+import { bundleWithoutSdk } from "./sdk-external.js";
 
 /** The floor of figure 1, and the peer that adds the store clients to it. */
 export const FLOOR = "hello (minimal Hono)";
@@ -134,14 +134,15 @@ export async function subjects(ctx: BenchContext, dir: string): Promise<Subject[
     };
   };
   /**
-   * The first API function that uses the stores (so loads the SDK), again with the SDK bundled:
-   * one peer says what bundling the SDK would change; the others would say the same.
+   * The first API function that uses the stores (so loads the SDK), again with the SDK left to
+   * the runtime, as deployed before it was bundled: one peer says what bundling the SDK changed;
+   * the others would say the same.
    */
   const sdkPeer = async (): Promise<Subject[]> => {
     const fn = apiFunctions.find((f) => Object.keys(f.access).length > 0);
     if (!fn) return [];
-    const built = await bundleWithSdk(fn, dir);
-    return [{ ...api(fn), name: `${fn.name} (AWS SDK bundled)`, ...built }];
+    const built = await bundleWithoutSdk(fn, dir);
+    return [{ ...api(fn), name: `${fn.name} (AWS SDK from the runtime)`, ...built }];
   };
   const worker = (fn: QueueWorker): Subject => {
     const message = sampleMessages[fn.queue];

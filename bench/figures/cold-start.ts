@@ -40,13 +40,13 @@ export const figure: Figure = {
   title: "Cold start of each Lambda entry point",
   description:
     "Every function of `functions/manifest.ts`, bundled by `infra/aws/bundle.ts` exactly as deployed " +
-    "(minified ESM, AWS SDK left to the runtime), then loaded by a fresh `node --enable-source-maps` " +
+    "(minified ESM, AWS SDK inside), then loaded by a fresh `node --enable-source-maps` " +
     "process that answers one event against the emulators of this run: an API Gateway REST proxy " +
     "event for API functions, an SQS batch of one real message for workers, an EventBridge event " +
     "for schedules. Floor: a minimal Hono `GET /hello` Lambda bundled the same way; its peer adds " +
     "the service's store clients (`createStores`), to tell the AWS SDK's share from the " +
     "functions' own code, and the first API function that uses the stores has a peer built with " +
-    "the AWS SDK inside the bundle instead of left to the runtime. Runs alternate " +
+    "the AWS SDK left to the runtime instead of bundled. Runs alternate " +
     "between the functions, so load from neighbours falls on all of them alike.",
   async run(ctx) {
     const dir = join(ctx.outDir, "bundles");
@@ -90,9 +90,9 @@ export const figure: Figure = {
         },
       ],
       notes: [
-        "Bundle sizes are of the minified `index.mjs` alone; the AWS SDK is provided by the Lambda " +
-          "runtime and resolved here from the repository's `node_modules`, as are the packages " +
-          `installed beside a bundle (${installedBeside() || "none"}).`,
+        "Bundle sizes are of the minified `index.mjs` alone, the AWS SDK included (the peer that " +
+          "leaves it to the runtime resolves it from the repository's `node_modules`, as are the " +
+          `packages installed beside a bundle: ${installedBeside() || "none"}).`,
         "The emulators answer over loopback, so `first event` holds the function's own work and " +
           "the SDK's first-call setup, not AWS's network latency.",
       ],

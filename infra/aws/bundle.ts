@@ -1,6 +1,16 @@
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
 import { type BuildOptions, build, type Plugin } from "esbuild";
 import { apiFunctions, queueWorkers, scheduledFunctions } from "../../functions/manifest.js";
 import { VIEWER_FILE, viewerSource } from "../../lib/http/docs.js";
@@ -43,7 +53,11 @@ const zodStandIns: Plugin = {
   },
 };
 
-/** How every function is bundled: ESM for Node 22, minified, the AWS SDK v3 left to the runtime. */
+/**
+ * How every function is bundled: ESM for Node 22, minified, the AWS SDK v3 inside (the version
+ * tested, tree-shaken; the runtime's own is older, and loading it was slower: see
+ * test/infra/aws/stack.test.ts).
+ */
 export function bundleOptions(
   entry: string,
   outfile: string,
@@ -59,7 +73,7 @@ export function bundleOptions(
     minify: true,
     sourcemap: true,
     mainFields: ["module", "main"],
-    external: ["@aws-sdk/*", ...external],
+    external,
     // Some dependencies are CommonJS and call require(); give the ESM bundle one.
     banner: {
       js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
@@ -86,17 +100,122 @@ export interface BundleResult {
   inputs: string[];
 }
 
-function installedVersion(pkg: string): string {
-  const manifest = JSON.parse(
-    readFileSync(join(REPO_ROOT, "node_modules", pkg, "package.json"), "utf8"),
-  ) as { version: string };
-  return manifest.version;
+/** The functions' platform: native packages are chosen for it, whatever this machine is. */
+const LAMBDA_PLATFORM = { os: "linux", cpu: "arm64", libc: "glibc" } as const;
+
+interface PackageJson {
+  version: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  os?: string[];
+  cpu?: string[];
+  libc?: string[];
+}
+
+const readJson = <T>(path: string) => JSON.parse(readFileSync(path, "utf8")) as T;
+
+/** Whether a package declaring `os`/`cpu`/`libc` runs on the functions' platform. */
+const runsOnLambda = (pkg: Pick<PackageJson, "os" | "cpu" | "libc">) =>
+  (["os", "cpu", "libc"] as const).every(
+    (field) => !pkg[field] || pkg[field].includes(LAMBDA_PLATFORM[field]),
+  );
+
+/** Where Node would find `name` from a package in `dir`: its node_modules, then its parents'. */
+function resolvePackage(dir: string, name: string): string | undefined {
+  for (let at = dir; at.startsWith(REPO_ROOT); at = dirname(at)) {
+    const candidate = join(at, "node_modules", name);
+    if (existsSync(join(candidate, "package.json"))) return candidate;
+  }
+  return undefined;
+}
+
+const NATIVE_CACHE = join(REPO_ROOT, "node_modules", ".cache", "kb-intel-lambda");
+
+/** The lockfile's entry of a top-level package: its version, integrity and platform. */
+function pinned(name: string): (PackageJson & { integrity?: string }) | undefined {
+  const lock = readJson<{ packages: Record<string, PackageJson & { integrity?: string }> }>(
+    join(REPO_ROOT, "package-lock.json"),
+  );
+  return lock.packages[`node_modules/${name}`];
 }
 
 /**
- * Bundles one function into `{outRoot}/{name}/index.mjs`. Its `nodeModules` are installed next
- * to it at the versions this checkout uses, unless `installNodeModules` is false (tests that only
- * read the template).
+ * A native package for the functions' platform that npm did not install on this machine (it
+ * installs the binaries of the machine it runs on): fetched once at the version and integrity
+ * the lockfile pins, then kept in `node_modules/.cache`. The only network use of a synth, and
+ * only on a machine that is not linux-arm64 the first time.
+ */
+function platformPackage(name: string): string {
+  const pin = pinned(name);
+  if (!pin?.integrity) throw new Error(`${name} is not in package-lock.json`);
+  const dir = join(NATIVE_CACHE, `${name}@${pin.version}`);
+  if (existsSync(join(dir, "package.json"))) return dir;
+  mkdirSync(NATIVE_CACHE, { recursive: true });
+  const tarball = join(
+    NATIVE_CACHE,
+    execFileSync("npm", ["pack", `${name}@${pin.version}`, "--silent"], {
+      cwd: NATIVE_CACHE,
+      encoding: "utf8",
+    }).trim(),
+  );
+  const [algorithm, digest] = pin.integrity.split("-") as [string, string];
+  if (createHash(algorithm).update(readFileSync(tarball)).digest("base64") !== digest) {
+    rmSync(tarball);
+    throw new Error(`${name}@${pin.version} does not match package-lock.json's integrity`);
+  }
+  mkdirSync(dir, { recursive: true });
+  execFileSync("tar", ["-xzf", tarball, "-C", dir, "--strip-components=1"]);
+  rmSync(tarball);
+  return dir;
+}
+
+/**
+ * Copies `packages` and everything they depend on from this checkout's node_modules into
+ * `{dir}/node_modules`, at exactly the installed versions, with no registry: native packages
+ * for the functions' platform only. An optional dependency npm did not install is left out, as
+ * npm would, unless it is the functions' platform binary.
+ */
+function copyNodeModules(packages: string[], dir: string) {
+  const copied = new Set<string>();
+  const visit = (source: string) => {
+    if (copied.has(source)) return;
+    copied.add(source);
+    const pkg = readJson<PackageJson>(join(source, "package.json"));
+    const optional = new Set(Object.keys(pkg.optionalDependencies ?? {}));
+    for (const name of new Set([...Object.keys(pkg.dependencies ?? {}), ...optional])) {
+      const found = resolvePackage(source, name);
+      if (found) {
+        if (runsOnLambda(readJson<PackageJson>(join(found, "package.json")))) visit(found);
+        continue;
+      }
+      const pin = pinned(name);
+      if (pin && (pin.os || pin.cpu) && runsOnLambda(pin)) {
+        cpSync(platformPackage(name), join(dir, "node_modules", name), { recursive: true });
+      } else if (!optional.has(name)) {
+        throw new Error(`${name}, a dependency of ${source}, is not installed`);
+      }
+    }
+  };
+  for (const name of packages) {
+    const found = resolvePackage(REPO_ROOT, name);
+    if (!found) throw new Error(`${name} is not installed`);
+    visit(found);
+  }
+  const top = join(REPO_ROOT, "node_modules");
+  for (const source of copied) {
+    // A package nested in another's node_modules comes with it.
+    const path = relative(top, source);
+    if (path.split(sep).includes("node_modules")) continue;
+    cpSync(source, join(dir, "node_modules", path), {
+      recursive: true,
+      filter: (file) => !file.includes(`${sep}.bin`),
+    });
+  }
+}
+
+/**
+ * Bundles one function into `{outRoot}/{name}/index.mjs`. Its `nodeModules` are copied next to
+ * it from this checkout, unless `installNodeModules` is false (tests that only read the template).
  */
 export async function bundleFunction(
   request: BundleRequest,
@@ -123,16 +242,8 @@ export async function bundleFunction(
     copyFileSync(viewerSource(), join(dir, VIEWER_FILE));
   }
   if (modules.length > 0 && installNodeModules) {
-    const dependencies = Object.fromEntries(modules.map((m) => [m, installedVersion(m)]));
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module", dependencies }));
-    // For the functions' platform (arm64 Linux), whatever this machine is: native packages pick
-    // their binary by it.
-    const platform = ["--os=linux", "--cpu=arm64", "--libc=glibc"];
-    execFileSync(
-      "npm",
-      ["install", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts", ...platform],
-      { cwd: dir, stdio: "ignore" },
-    );
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
+    copyNodeModules(modules, dir);
   }
   return {
     name: request.name,

@@ -1,51 +1,38 @@
-import { CfnOutput, SecretValue, Stack, type StackProps } from "aws-cdk-lib";
+import { ArnFormat, CfnOutput, Stack, type StackProps } from "aws-cdk-lib";
 import { EventType } from "aws-cdk-lib/aws-s3";
 import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
+import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import { apiFunctions } from "../../functions/manifest.js";
-import { CONFIG_KEYS } from "../../lib/config.js";
 import { UPLOAD_NOTIFICATION_FILTER } from "../../lib/knowledge/uploads/files.js";
 import { Api } from "./constructs/api.js";
+import type { ModelKeySecret } from "./constructs/grants.js";
+import { Monitoring } from "./constructs/monitoring.js";
 import { WorkQueues } from "./constructs/queues.js";
 import { Schedules } from "./constructs/schedules.js";
 import { ServiceFunction } from "./constructs/service-function.js";
 import { Storage } from "./constructs/storage.js";
 import { Workers } from "./constructs/workers.js";
+import type { DeploySettings } from "./settings.js";
 
-/** The whole service: storage, queues, API functions behind API Gateway, and workers. */
+/** The whole service: storage, queues, API functions behind API Gateway, workers and alarms. */
 export interface KbIntelStackProps extends StackProps {
   /** Folders of the bundled functions by name, from `bundleAll` in `infra/aws/bundle.ts`. */
   bundles: Map<string, { dir: string }>;
-  /** Service settings for every function (model, limits, quotas...), e.g. from the synth environment. */
-  settings?: Record<string, string>;
-  /** A Secrets Manager secret holding the model provider's API key, read at deploy time. */
-  openAiKeySecret?: string;
-}
-
-/** What the stack itself decides; a setting of the same name is ignored. */
-const MANAGED = new Set(["TABLE_NAME", "BUCKET_NAME", "OPENAI_API_KEY", "ALLOW_PRIVATE_URLS"]);
-
-/** The service's settings present in an environment, minus what the stack manages. */
-export function settingsFrom(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(
-    CONFIG_KEYS.flatMap((key) => {
-      const value = env[key];
-      return value !== undefined && !MANAGED.has(key) && !key.endsWith("_QUEUE_URL")
-        ? [[key, value]]
-        : [];
-    }),
-  );
+  /** The deploy's settings, from `infra/aws/settings.json` (see `settings.ts`). */
+  settings: DeploySettings;
 }
 
 export class KbIntelStack extends Stack {
   constructor(scope: Construct, id: string, props: KbIntelStackProps) {
     super(scope, id, props);
+    const { settings } = props;
     const bundleDir = (name: string) => {
       const bundle = props.bundles.get(name);
       if (!bundle) throw new Error(`Function ${name} was not bundled`);
       return bundle.dir;
     };
-    const storage = new Storage(this, "Storage");
+    const storage = new Storage(this, "Storage", { corsOrigins: settings.corsOrigins });
     const queues = new WorkQueues(this, "Queues");
     // Presigned uploads land straight in the bucket; its notification starts their indexing.
     storage.bucket.addEventNotification(
@@ -53,27 +40,53 @@ export class KbIntelStack extends Stack {
       new SqsDestination(queues.queue("uploads")),
       UPLOAD_NOTIFICATION_FILTER,
     );
+    storage.keepNotificationLogs(this);
     const environment = {
-      ...props.settings,
+      ...settings.service,
+      CORS_ORIGINS: settings.corsOrigins.join(","),
       TABLE_NAME: storage.table.tableName,
       BUCKET_NAME: storage.bucket.bucketName,
       ...queues.environment(),
-      // The key is a dynamic reference: CloudFormation resolves it, the template never holds it.
-      ...(props.openAiKeySecret
-        ? {
-            OPENAI_API_KEY: SecretValue.secretsManager(props.openAiKeySecret).unsafeUnwrap(),
-          }
-        : {}),
     };
+    const modelKey: ModelKeySecret | undefined = settings.modelKeySecret
+      ? {
+          name: settings.modelKeySecret,
+          arn: this.formatArn({
+            service: "secretsmanager",
+            resource: "secret",
+            resourceName: `${settings.modelKeySecret}-??????`,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        }
+      : undefined;
 
-    const context = { storage, queues, environment, bundleDir };
+    const context = { storage, queues, environment, modelKey, bundleDir };
     const functions = apiFunctions.map((spec) => {
       const fn = new ServiceFunction(this, spec, context);
       return { spec, fn };
     });
-    const api = new Api(this, "Http", { functions, throttle: { rateLimit: 100, burstLimit: 200 } });
-    new Workers(this, "Workers", context);
-    new Schedules(this, "Schedules", context);
+    const api = new Api(this, "Http", {
+      functions,
+      throttle: { rateLimit: 100, burstLimit: 200 },
+      corsOrigins: settings.corsOrigins,
+    });
+    const workers = new Workers(this, "Workers", context);
+    const schedules = new Schedules(this, "Schedules", context);
+
+    new Monitoring(this, "Monitoring", {
+      api: api.restApi,
+      functions: new Map([
+        ...functions.map(({ spec, fn }) => [spec.name, fn] as const),
+        ...workers.functions,
+        ...schedules.functions,
+      ]),
+      workQueues: queues.watched(),
+      deadLetterQueues: new Map<string, Queue>([
+        ...queues.deadLetterQueues,
+        ["schedules", schedules.deadLetterQueue],
+      ]),
+      alarmEmail: settings.alarmEmail,
+    });
 
     new CfnOutput(this, "ApiUrl", { value: api.restApi.url });
     new CfnOutput(this, "TableName", { value: storage.table.tableName });
@@ -81,5 +94,8 @@ export class KbIntelStack extends Stack {
     for (const [name, dlq] of queues.deadLetterQueues) {
       new CfnOutput(this, `${name}DeadLetterQueueArn`, { value: dlq.queueArn });
     }
+    new CfnOutput(this, "schedulesDeadLetterQueueArn", {
+      value: schedules.deadLetterQueue.queueArn,
+    });
   }
 }

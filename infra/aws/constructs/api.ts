@@ -1,11 +1,14 @@
+import { RemovalPolicy, Validations } from "aws-cdk-lib";
 import {
-  Cors,
+  AccessLogFormat,
   type IResource,
   LambdaIntegration,
+  LogGroupLogDestination,
   MethodLoggingLevel,
   ResponseType,
   RestApi,
 } from "aws-cdk-lib/aws-apigateway";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import type { ApiFunction } from "../../../functions/manifest.js";
 import type { ServiceFunction } from "./service-function.js";
@@ -14,67 +17,171 @@ export interface ApiProps {
   functions: Array<{ spec: ApiFunction; fn: ServiceFunction }>;
   /** Steady-state requests per second across the API, and the burst above it. */
   throttle: { rateLimit: number; burstLimit: number };
+  /** Browser origins allowed to call the API (`*` for any); none answers no preflight. */
+  corsOrigins: string[];
 }
 
+const STAGE = "v1";
+
+/** Headers a browser may send: the key, JSON bodies, and the retry key of creates. */
+export const CORS_ALLOW_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key"];
+
+/** The service's error body; `$` is literal unless it names one of the gateway's variables. */
 const errorBody = (code: string, message: string) =>
   JSON.stringify({ error: { code, message } }).replaceAll("$", "\\$");
 
 /**
- * A REST API whose resources and methods come from the functions' route definitions (the same
- * ones that validate requests and build the OpenAPI document), each method invoking the Lambda
- * that owns it. Gateway-level errors use the service's error body.
+ * `Access-Control-Allow-Origin` of the gateway's own answers (errors before any function runs).
+ * A gateway response cannot choose among origins, so with several allowed it echoes the caller's:
+ * these answers carry no data, and the functions' answers still check the list.
+ */
+function gatewayCorsHeaders(origins: string[]): Record<string, string> {
+  if (origins.length === 0) return {};
+  if (origins.includes("*")) return { "Access-Control-Allow-Origin": "'*'" };
+  if (origins.length === 1)
+    return { "Access-Control-Allow-Origin": `'${origins[0]}'`, Vary: "'Origin'" };
+  return {
+    "Access-Control-Allow-Origin": "method.request.header.Origin",
+    Vary: "'Origin'",
+  };
+}
+
+/**
+ * A REST API whose resources come from the functions' route definitions (the same ones that
+ * validate requests and build the OpenAPI document). Each resource has one ANY method to the
+ * function that owns its routes, so a method the function does not serve gets its 405 with
+ * `Allow`, as locally. Gateway-level errors use the service's error body and CORS headers.
  */
 export class Api extends Construct {
   readonly restApi: RestApi;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
+    const accessLogs = new LogGroup(this, "AccessLogs", {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const cors = props.corsOrigins;
     this.restApi = new RestApi(this, "Api", {
       restApiName: "kb-intel",
       description: "Knowledge Base and Marketing Intel API",
       deployOptions: {
-        stageName: "v1",
+        stageName: STAGE,
         throttlingRateLimit: props.throttle.rateLimit,
         throttlingBurstLimit: props.throttle.burstLimit,
         loggingLevel: MethodLoggingLevel.ERROR,
         tracingEnabled: true,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
       },
-      defaultCorsPreflightOptions: {
-        allowOrigins: Cors.ALL_ORIGINS,
-        allowHeaders: ["Authorization", "Content-Type"],
-      },
+      // Preflights are answered by the gateway, without a key, for the allowed origins only.
+      ...(cors.length > 0
+        ? {
+            defaultCorsPreflightOptions: {
+              allowOrigins: cors,
+              allowHeaders: CORS_ALLOW_HEADERS,
+            },
+          }
+        : {}),
       // Binary uploads arrive base64-encoded in the event and hono/aws-lambda decodes them.
       binaryMediaTypes: ["multipart/form-data", "application/octet-stream"],
       cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
     });
+    // The stage's execution logs go to a group API Gateway names and would create without an
+    // expiry: create it first, with one.
+    const executionLogs = new LogGroup(this, "ExecutionLogs", {
+      logGroupName: `API-Gateway-Execution-Logs_${this.restApi.restApiId}/${STAGE}`,
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.restApi.deploymentStage.node.addDependency(executionLogs);
 
+    const owners = new Map<string, ServiceFunction>();
     for (const { spec, fn } of props.functions) {
-      const integration = new LambdaIntegration(fn);
       for (const route of spec.routes) {
-        this.resourceFor(route.path).addMethod(route.method.toUpperCase(), integration);
+        const owner = owners.get(route.path);
+        if (owner && owner !== fn) {
+          throw new Error(
+            `${route.path} is served by two functions: ${owner.node.id}, ${spec.name}`,
+          );
+        }
+        owners.set(route.path, fn);
       }
     }
+    for (const [path, fn] of owners) {
+      this.resourceFor(path).addMethod("ANY", new LambdaIntegration(fn));
+    }
 
-    // API Gateway answers paths and methods no route defines with 403 "Missing Authentication Token".
-    this.restApi.addGatewayResponse("UnknownRoute", {
-      type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
-      statusCode: "404",
-      templates: { "application/json": errorBody("not_found", "No such route") },
-    });
-    this.restApi.addGatewayResponse("Throttled", {
-      type: ResponseType.THROTTLED,
-      statusCode: "429",
-      templates: {
-        "application/json": errorBody("rate_limited", "Too many requests; retry later"),
-      },
-    });
-    this.restApi.addGatewayResponse("TooLarge", {
-      type: ResponseType.REQUEST_TOO_LARGE,
-      statusCode: "413",
-      templates: {
-        "application/json": errorBody("payload_too_large", "The request body is too large"),
-      },
-    });
+    const decisions: Array<[string, string]> = [
+      ["AwsSolutions-APIG2", "Every function validates its requests with the routes' zod schemas."],
+      [
+        "AwsSolutions-APIG3",
+        "No WAF: stage throttling bounds bursts and each workspace has a rate limit and quotas.",
+      ],
+      [
+        "AwsSolutions-APIG4",
+        "Authorization is the functions': a bearer API key, hashed, checked before any work.",
+      ],
+      ["AwsSolutions-COG4", "No Cognito: callers are workspaces holding API keys, not users."],
+      [
+        "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
+        "The account's role for API Gateway logging; AWS's managed policy is the documented one.",
+      ],
+    ];
+    for (const [id, reason] of decisions) Validations.of(this.restApi).acknowledge({ id, reason });
+
+    const headers = gatewayCorsHeaders(cors);
+    const respond = (
+      id: string,
+      type: ResponseType,
+      statusCode: string | undefined,
+      template: string,
+    ) =>
+      this.restApi.addGatewayResponse(id, {
+        type,
+        ...(statusCode ? { statusCode } : {}),
+        responseHeaders: headers,
+        templates: { "application/json": template },
+      });
+    // API Gateway answers paths no route defines with 403 "Missing Authentication Token".
+    respond(
+      "UnknownRoute",
+      ResponseType.MISSING_AUTHENTICATION_TOKEN,
+      "404",
+      errorBody("not_found", "No such route"),
+    );
+    respond(
+      "Throttled",
+      ResponseType.THROTTLED,
+      "429",
+      errorBody("rate_limited", "Too many requests; retry later"),
+    );
+    respond(
+      "TooLarge",
+      ResponseType.REQUEST_TOO_LARGE,
+      "413",
+      errorBody("payload_too_large", "The request body is too large"),
+    );
+    respond(
+      "Timeout",
+      ResponseType.INTEGRATION_TIMEOUT,
+      "504",
+      errorBody("upstream_timeout", "The service did not answer in time; retry later"),
+    );
+    // Any other refusal or failure of the gateway itself, with its own status and message.
+    respond(
+      "Default4xx",
+      ResponseType.DEFAULT_4XX,
+      undefined,
+      '{"error":{"code":"validation_failed","message":$context.error.messageString,"requestId":"$context.requestId"}}',
+    );
+    respond(
+      "Default5xx",
+      ResponseType.DEFAULT_5XX,
+      undefined,
+      '{"error":{"code":"internal_error","message":$context.error.messageString,"requestId":"$context.requestId"}}',
+    );
   }
 
   private resourceFor(path: string): IResource {

@@ -1,4 +1,4 @@
-import { Duration } from "aws-cdk-lib";
+import { Duration, Validations } from "aws-cdk-lib";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import {
@@ -9,13 +9,21 @@ import {
 } from "../../../functions/manifest.js";
 import { MAX_RECEIVE_COUNT } from "../../../lib/config.js";
 
+/** A dead-letter queue is the end of the line: alarmed, redriven by hand. */
+export function deadLetterQueueFindings(dlq: Queue) {
+  Validations.of(dlq).acknowledge({
+    id: "Serverless-SQSRedrivePolicy",
+    reason: "A dead-letter queue has none: its messages are alarmed on and redriven by hand.",
+  });
+}
+
 /**
  * One queue per kind of background work, each with a dead-letter queue. The visibility timeout is
  * six times the consuming worker's timeout (AWS's guidance for Lambda event sources), so a message
  * is never delivered twice while a worker still holds it.
  */
 export class WorkQueues extends Construct {
-  private readonly queues = new Map<QueueName, Queue>();
+  private readonly queues = new Map<QueueName, { queue: Queue; longestWait: Duration }>();
   readonly deadLetterQueues = new Map<QueueName, Queue>();
 
   constructor(scope: Construct, id: string) {
@@ -30,30 +38,38 @@ export class WorkQueues extends Construct {
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
       });
+      deadLetterQueueFindings(dlq);
       this.deadLetterQueues.set(name, dlq);
-      this.queues.set(
-        name,
-        new Queue(this, name, {
-          visibilityTimeout: Duration.seconds(workerTimeout * 6),
-          retentionPeriod: Duration.days(4),
-          encryption: QueueEncryption.SQS_MANAGED,
-          enforceSSL: true,
-          deadLetterQueue: { queue: dlq, maxReceiveCount: MAX_RECEIVE_COUNT },
-        }),
-      );
+      const queue = new Queue(this, name, {
+        visibilityTimeout: Duration.seconds(workerTimeout * 6),
+        retentionPeriod: Duration.days(4),
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        deadLetterQueue: { queue: dlq, maxReceiveCount: MAX_RECEIVE_COUNT },
+      });
+      const longestWait = Duration.seconds(workerTimeout * 6 * MAX_RECEIVE_COUNT);
+      this.queues.set(name, { queue, longestWait });
     }
   }
 
+  /**
+   * Every work queue, with how old its oldest message can legitimately get: each delivery used
+   * up, its visibility timeout passed (older, and its worker is not keeping up).
+   */
+  watched(): Array<{ name: QueueName; queue: Queue; longestWait: Duration }> {
+    return [...this.queues].map(([name, entry]) => ({ name, ...entry }));
+  }
+
   queue(name: QueueName): Queue {
-    const queue = this.queues.get(name);
-    if (!queue) throw new Error(`No queue ${name}`);
-    return queue;
+    const entry = this.queues.get(name);
+    if (!entry) throw new Error(`No queue ${name}`);
+    return entry.queue;
   }
 
   /** Every queue's URL under the variable name functions read it from. */
   environment(): Record<string, string> {
     return Object.fromEntries(
-      [...this.queues].map(([name, queue]) => [queueUrlVariable(name), queue.queueUrl]),
+      [...this.queues].map(([name, { queue }]) => [queueUrlVariable(name), queue.queueUrl]),
     );
   }
 }

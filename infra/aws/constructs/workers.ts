@@ -1,3 +1,4 @@
+import { Validations } from "aws-cdk-lib";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Construct } from "constructs";
 import { queueWorkers } from "../../../functions/manifest.js";
@@ -21,6 +22,10 @@ export class Workers extends Construct {
           maxConcurrency: spec.maxConcurrency,
         }),
       );
+      Validations.of(fn).acknowledge({
+        id: "Serverless-LambdaEventSourceMappingDestination",
+        reason: "SQS event sources take no on-failure destination; the queue dead-letters.",
+      });
       this.functions.set(spec.name, fn);
     }
   }
