@@ -3,6 +3,7 @@ import { isDomainError } from "../../errors.js";
 import { type Failures, type SandboxBounds, sandbox } from "../../files/sandbox.js";
 import type { Embedder, EmbeddingSpace } from "../../llm/embeddings.js";
 import { logger } from "../../log.js";
+import { count } from "../../metrics.js";
 import type { SearchIndex, SourceDocument } from "../../search/index.js";
 import type { Blobs } from "../../store/blobs.js";
 import type { Delivery, IndexMessage } from "../../store/queue.js";
@@ -283,12 +284,19 @@ export class Indexer {
     return this.refreshed(source, gone ? "gone" : "unchanged");
   }
 
-  /** Where every refresh of a page ends, with what it found. */
+  /** Where every refresh of a page ends, with what it found: webhooks are told `refresh.completed`. */
   private async refreshed(
     source: SourceItem,
     outcome: RefreshOutcome | IndexOutcome,
   ): Promise<IndexOutcome> {
     logger.info("source refreshed", { sourceId: source.id, outcome });
+    await this.deps.events?.emit(source.workspaceId, "refresh.completed", {
+      id: source.id,
+      name: source.name,
+      source_url_or_path: source.source_url_or_path,
+      crawl_id: source.crawl_id ?? null,
+      outcome,
+    });
     return outcome === "changed" ? "indexed" : (outcome as IndexOutcome);
   }
 
@@ -389,6 +397,7 @@ export class Indexer {
     );
     if (!done) return this.skipAfterWriting(source, prefix);
     await bumpLiveSources(table, source.workspaceId);
+    count("SourcesIndexed");
     await this.deps.events?.emit(source.workspaceId, "source.indexed", { ...toPublic(done) });
     // A first revision has no earlier chunk sets to remove: two listings saved per new source.
     if (source.revision > 1 || source.chunks_key !== null) {
@@ -454,6 +463,7 @@ export class Indexer {
     redrivable = false,
   ): Promise<IndexOutcome> {
     if (await failSource(this.deps.table, source, code, message, redrivable)) {
+      count("SourcesFailed");
       const failed = {
         ...source,
         status: "failed",
