@@ -21,7 +21,8 @@ let loopbackName: string | undefined;
 
 beforeAll(async () => {
   watched = await startWatchedSite();
-  h = await startHardened({ allowPrivate: false });
+  // Webhook deliveries give up after two attempts, so the queue settles at once.
+  h = await startHardened({ allowPrivate: false, env: { WEBHOOK_RETRY_SECONDS: "0" } });
   const name = hostname();
   const addresses = await lookup(name, { all: true }).catch(() => []);
   if (addresses.length > 0 && addresses.every((a) => blockedRange(a.address) === "loopback")) {
@@ -254,6 +255,46 @@ describe("the SSRF matrix, private URLs not allowed", () => {
     await h.rt.runtime.queues.idle();
     const events = (await (await h.rt.call("/api/intel/events")).json()) as { events: unknown[] };
     expect(events.events).toEqual([]);
+    expect(watched.connections).toEqual([]);
+  });
+
+  it("refuses every private spelling as a webhook endpoint, at the API or on each delivery", async () => {
+    const accepted: Array<{ url: string; id: string }> = [];
+    for (const url of everyUrl()) {
+      const answer = await send(h.rt.url, {
+        method: "POST",
+        path: "/api/webhooks",
+        key: h.rt.key,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ url, events: ["source.indexed"] }),
+      });
+      expectWellFormed(`webhook ${url}`, answer);
+      if (answer.status === 400) {
+        expect(JSON.parse(answer.text), url).toMatchObject({
+          error: { code: "validation_failed", details: { issues: [{ path: "url" }] } },
+        });
+        continue;
+      }
+      expect(answer.status, `${url}: ${answer.text}`).toBe(201);
+      const { id } = JSON.parse(answer.text) as { id: string };
+      accepted.push({ url, id });
+      expect((await h.rt.call(`/api/webhooks/${id}/test`, { method: "POST" })).status).toBe(202);
+    }
+    await h.rt.runtime.queues.idle();
+    for (const { url, id } of accepted) {
+      const { deliveries } = (await (await h.rt.call(`/api/webhooks/${id}/deliveries`)).json()) as {
+        deliveries: Array<{ statusCode: number | null; error: string }>;
+      };
+      expect(deliveries.length, url).toBe(2);
+      for (const { statusCode, error } of deliveries) {
+        // Refused before connecting: the address or the name, never a failed connection.
+        expect(statusCode, url).toBeNull();
+        expect(error, url).not.toMatch(/timed out|could not be reached|ECONN|socket/i);
+      }
+    }
+    // Literal addresses and local names are refused at the API; names only DNS can judge get
+    // as far as a delivery, which connects to nothing.
+    expect(accepted.length, "endpoints registered and tried").toBeGreaterThan(0);
     expect(watched.connections).toEqual([]);
   });
 
