@@ -11,6 +11,7 @@ import {
   startLocalProcess,
   stopLocalProcess,
 } from "../support/local-process.js";
+import { htmlPage, prose, respond, type Site, startSite } from "../support/sites.js";
 
 /**
  * The console in a real browser (Debian's Chromium driven by Playwright) against the local runtime
@@ -32,6 +33,7 @@ let dataDir: string;
 let server: LocalProcess;
 let model: FakeOpenAI;
 let rival: CompetitorSite;
+let docsSite: Site;
 let browser: Browser;
 let page: Page;
 
@@ -62,12 +64,22 @@ async function unlabelledControls(): Promise<string[]> {
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   dataDir = await mkdtemp(join(tmpdir(), "kb-console-"));
-  [model, rival] = await Promise.all([FakeOpenAI.start(), startCompetitorSite(baseSite())]);
+  [model, rival, docsSite] = await Promise.all([
+    FakeOpenAI.start(),
+    startCompetitorSite(baseSite()),
+    startSite({
+      "/docs": respond(
+        htmlPage("Docs", `<h1>Docs</h1>${prose("Docs")}<a href="/docs/setup">Setup</a>`),
+      ),
+      "/docs/setup": respond(htmlPage("Setup", `<h1>Setup</h1>${prose("Setup")}`)),
+    }),
+  ]);
   [server, browser] = await Promise.all([
     startLocalProcess(dataDir, {
       API_KEY,
       ALLOW_PRIVATE_URLS: "true",
       CHECK_POLITENESS_MS: "0",
+      CRAWL_POLITENESS_MS: "0",
       OPENAI_API_KEY: "fake-key",
       OPENAI_BASE_URL: model.baseURL,
       POWERTOOLS_LOG_LEVEL: "WARN",
@@ -80,7 +92,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   if (server) await stopLocalProcess(server);
-  await Promise.all([model?.close(), rival?.close()]);
+  await Promise.all([model?.close(), rival?.close(), docsSite?.close()]);
   await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -120,6 +132,11 @@ describe("the console in Chromium", () => {
     expect(await page.evaluate(() => sessionStorage.getItem("kbi.apiKey"))).toBe(API_KEY);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
     expect(await unlabelledControls()).toEqual([]);
+    // From the keyboard: the first Tab reaches the skip link, which moves focus to the screen.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");
   });
 
   it("adds a text source and shows it becoming indexed", async () => {
@@ -146,6 +163,17 @@ describe("the console in Chromium", () => {
     await sourceCard("launch-plan.md").locator(".badge.indexed").waitFor({ timeout: 20_000 });
     await shoot("knowledge");
   });
+
+  it("crawls a site, showing its progress and per-URL report", async () => {
+    await page.getByLabel("Seed URL (required)").fill(`${docsSite.origin}/docs`);
+    await page.getByRole("button", { name: "Start crawl" }).click();
+    const crawl = page.getByRole("list", { name: "Crawls" }).locator("li").first();
+    await crawl.locator(".badge.completed").waitFor({ timeout: 20_000 });
+    expect(await crawl.innerText()).toContain("2 indexed");
+    await crawl.getByRole("button", { name: "Per-URL report" }).click();
+    await expect.poll(() => crawl.locator("tbody tr").count()).toBe(2);
+    expect(await crawl.locator("tbody").innerText()).toContain(`${docsSite.origin}/docs/setup`);
+  }, 60_000);
 
   it("searches and shows ranked passages with their source and score", async () => {
     await go("Search and chat");
@@ -202,6 +230,12 @@ describe("the console in Chromium", () => {
   });
 
   it("adds a competitor, checks it, and shows its events by severity", async () => {
+    // Where the model writes events' briefs, it writes these.
+    model.fallback("chat", (request) => ({
+      text: JSON.stringify(request.body).includes("$49")
+        ? "Their Pro plan now costs $49 a month, $20 more than before: ours is now the cheaper one, say so in sales calls."
+        : "They are writing about pricing: expect prospects to compare plans.",
+    }));
     await go("Competitors");
     await page.getByLabel("Domain or URL (required)").fill(rival.origin);
     await page.getByRole("button", { name: "Add", exact: true }).click();
@@ -223,7 +257,15 @@ describe("the console in Chromium", () => {
     await expect.poll(() => events.first().getAttribute("class")).not.toContain("unread");
     await page.getByLabel("Severity").selectOption("");
     await card.getByRole("button", { name: "Snapshot" }).click();
-    await onScreen(".output article.document").waitFor();
+    const snapshot = onScreen(".output article.document");
+    await snapshot.waitFor();
+    // Where the API reports what it extracted, the plans and prices read as a table.
+    const spec = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      components: { schemas: Record<string, unknown> };
+    };
+    if (spec.components.schemas.CompetitorState) {
+      await expect.poll(() => snapshot.locator("table").first().innerText()).toContain("$49");
+    }
     await shoot("competitors");
   }, 90_000);
 

@@ -126,7 +126,9 @@ export function competitorsScreen(spec: Spec): Screen {
       api<Competitor>("GET", `api/intel/competitors/${id}`),
     );
     if (!competitor) return;
-    const state = Object.fromEntries(Object.entries(competitor).filter(([k]) => !RECORD.has(k)));
+    const state = Object.fromEntries(
+      Object.entries(competitor).filter(([k, v]) => !RECORD.has(k) && v !== null),
+    );
     fill(
       snapshot,
       Object.keys(state).length > 0

@@ -1,4 +1,4 @@
-import { type Child, h, humanize, link, sourceHref } from "./dom.js";
+import { type Child, h, humanize, link, sourceHref, when } from "./dom.js";
 
 /**
  * Structured output (intel, snapshots) as a readable document rather than JSON: keys become
@@ -70,7 +70,11 @@ export function citationList(citations: Citation[]): HTMLElement | null {
 const isScalar = (v: unknown) => v === null || typeof v !== "object";
 const TITLE_KEYS = ["name", "title", "stage", "phase", "pillar", "metric", "role", "label"];
 
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
+
 function scalar(value: unknown, citations: Citation[]): Child[] {
+  if (typeof value === "string" && ISO_TIME.test(value)) return [when(value)];
+  if (typeof value === "string" && /^https?:\/\/\S+$/i.test(value)) return [link(value, value)];
   if (typeof value === "string") return cited(value, citations);
   if (typeof value === "number") return [value.toLocaleString()];
   if (typeof value === "boolean") return [value ? "Yes" : "No"];
@@ -89,6 +93,7 @@ export function renderValue(value: unknown, citations: Citation[] = [], level = 
         value.map((v) => h("li", null, scalar(v, citations))),
       );
     }
+    if (value.every(isFlatRecord)) return table(value, citations);
     return value.map((item) => {
       if (isScalar(item) || Array.isArray(item)) return renderValue(item, citations, level);
       const record = item as Record<string, unknown>;
@@ -116,6 +121,47 @@ export function renderValue(value: unknown, citations: Citation[] = [], level = 
   }
   return entries.map(([k, v]) =>
     h("section", null, heading(level, humanize(k)), renderValue(v, citations, level + 1)),
+  );
+}
+
+/** A record of a few plain values (a plan, a role, a post): one row of a table. */
+const isFlatRecord = (v: unknown): v is Record<string, unknown> =>
+  !isScalar(v) &&
+  !Array.isArray(v) &&
+  Object.keys(v as object).length <= 7 &&
+  Object.values(v as object).every(isScalar);
+
+function table(rows: Array<Record<string, unknown>>, citations: Citation[]): HTMLElement {
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].filter((column) =>
+    rows.some((row) => row[column] !== null && row[column] !== undefined && row[column] !== ""),
+  );
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      null,
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          columns.map((c) => h("th", { scope: "col" }, humanize(c))),
+        ),
+      ),
+      h(
+        "tbody",
+        null,
+        rows.map((row) =>
+          h(
+            "tr",
+            null,
+            columns.map((c) => h("td", null, scalar(row[c], citations))),
+          ),
+        ),
+      ),
+    ),
   );
 }
 

@@ -10,6 +10,8 @@ export interface Filters {
   value(): Record<string, string>;
   /** Refills the lists whose options come from `choices` (they change as data loads). */
   refresh(): void;
+  /** Sets one filter (when the API has it); true when it did. */
+  set(name: string, value: string): boolean;
 }
 
 export function filtersFor(
@@ -43,6 +45,11 @@ export function filtersFor(
       Object.fromEntries(
         [...controls].map(([name, c]) => [name, c.value.trim()]).filter(([, v]) => v),
       ),
+    set(name, value) {
+      const control = controls.get(name);
+      if (control) control.value = value;
+      return control !== undefined;
+    },
     refresh() {
       for (const [name, control] of controls) {
         if (!choices[name] || !(control instanceof HTMLSelectElement)) continue;

@@ -2,6 +2,7 @@ import { api, uploadFile } from "./api.js";
 import { field, fill, h, humanize, link, select, when } from "./dom.js";
 import { Feedback } from "./feedback.js";
 import { filtersFor } from "./filters.js";
+import { schemaForm } from "./schema-form.js";
 import { poller, type Screen } from "./screen.js";
 import type { Spec } from "./spec.js";
 
@@ -66,7 +67,8 @@ export function knowledgeScreen(spec: Spec): Screen {
   /** Settings the API lets a source change beyond enabled and name (refresh schedules, say). */
   const extraSettings = Object.entries(patchSchema.properties ?? {})
     .map(([name, s]) => [name, spec.resolve(s)] as const)
-    .filter(([name, s]) => name !== "enabled" && name !== "name" && (s.enum?.length ?? 0) > 0);
+    .filter(([name, s]) => name !== "enabled" && name !== "name" && (s.enum?.length ?? 0) > 0)
+    .map(([name, s]) => [name, (s.enum ?? []).filter((v) => v !== null).map(String)] as const);
   let sources: Source[] = [];
   let cursor: string | null = null;
   let highlight: string | null = null;
@@ -128,11 +130,12 @@ export function knowledgeScreen(spec: Spec): Screen {
           "Rename",
         )
       : null;
-    const settings = extraSettings.map(([name, schema]) => {
-      const control = select([
-        ["", "—"],
-        ...(schema.enum ?? []).map((v): [string, string] => [String(v), String(v)]),
-      ]);
+    // A refresh schedule applies to web pages only (the API refuses it for others).
+    const applicable = extraSettings.filter(
+      ([name]) => name !== "refresh" || source.type === "url",
+    );
+    const settings = applicable.map(([name, values]) => {
+      const control = select([["", "—"], ...values.map((v): [string, string] => [v, v])]);
       control.value =
         source[name] === undefined || source[name] === null ? "" : String(source[name]);
       control.addEventListener("change", () =>
@@ -256,12 +259,18 @@ export function knowledgeScreen(spec: Spec): Screen {
     placeholder: "https://example.com/pricing",
   });
   const urlName = h("input", { type: "text", maxlength: 200 });
+  // A refresh schedule, when the API offers one for web pages.
+  const schedules = (spec.body("post", "/api/knowledge").properties?.refresh?.enum ?? [])
+    .filter((v) => v !== null)
+    .map(String);
+  const urlRefresh = select([["", "Never"], ...schedules.map((v): [string, string] => [v, v])]);
   const urlForm = h(
     "form",
     { class: "panel", "aria-label": "Add a web page" },
     h("h3", null, "Add a web page"),
     field("Page URL (required)", url),
     field("Name", urlName),
+    schedules.length > 0 ? field("Refresh", urlRefresh) : null,
     h("button", { type: "submit" }, "Add page"),
   );
   urlForm.addEventListener("submit", async (event) => {
@@ -269,6 +278,7 @@ export function knowledgeScreen(spec: Spec): Screen {
     const body = {
       url: url.value,
       ...(urlName.value.trim() ? { name: urlName.value.trim() } : {}),
+      ...(urlRefresh.value ? { refresh: urlRefresh.value } : {}),
     };
     if (await feedback.run(() => api("POST", "api/knowledge", { body }), "Page added; indexing")) {
       urlForm.reset();
@@ -325,28 +335,20 @@ export function knowledgeScreen(spec: Spec): Screen {
   // Crawls: start one, watch its counters and its per-URL report.
   const crawls = h("ul", { class: "cards", "aria-label": "Crawls" });
   const watched = new Map<string, Crawl>();
-  const seed = h("input", {
-    type: "url",
-    required: true,
-    placeholder: "https://example.com/docs/",
+  // Every option the API takes (scope, paths, a refresh schedule), from its schema.
+  const crawlFields = schemaForm(spec, spec.body("post", "/api/knowledge/crawl"), {
+    collapseOptional: true,
   });
-  const maxPages = h("input", { type: "number", min: 1, max: 1000, placeholder: "100" });
-  const maxDepth = h("input", { type: "number", min: 0, max: 50, placeholder: "10" });
   const crawlForm = h(
     "form",
     { class: "panel", "aria-label": "Crawl a site" },
     h("h3", null, "Crawl a site"),
-    field("Start URL (required)", seed),
-    h("div", { class: "row" }, field("Max pages", maxPages), field("Max depth", maxDepth)),
+    crawlFields.el,
     h("button", { type: "submit" }, "Start crawl"),
   );
   crawlForm.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const body = {
-      seedUrl: seed.value,
-      ...(maxPages.value ? { maxPages: Number(maxPages.value) } : {}),
-      ...(maxDepth.value ? { maxDepth: Number(maxDepth.value) } : {}),
-    };
+    const body = crawlFields.value();
     const started = await feedback.run(
       () => api<{ crawlId: string }>("POST", "api/knowledge/crawl", { body }),
       "Crawl started",
@@ -379,6 +381,7 @@ export function knowledgeScreen(spec: Spec): Screen {
   function drawCrawls() {
     fill(
       crawls,
+      watched.size === 0 ? h("li", { class: "muted" }, "No crawls yet.") : null,
       [...watched.values()].map((crawl) => {
         const report = h("div", { class: "report" });
         const settled = crawl.pagesIndexed + crawl.pagesFailed + crawl.pagesSkipped;
@@ -441,6 +444,41 @@ export function knowledgeScreen(spec: Spec): Screen {
                   "Cancel crawl",
                 )
               : null,
+            canFilterByCrawl
+              ? h(
+                  "button",
+                  {
+                    type: "button",
+                    onclick: () => {
+                      filters.set("crawl_id", crawl.crawlId);
+                      void refresh();
+                    },
+                  },
+                  "Show its sources",
+                )
+              : null,
+            canDeleteCrawlSources && crawl.status !== "indexing"
+              ? h(
+                  "button",
+                  {
+                    type: "button",
+                    class: "danger",
+                    onclick: async () => {
+                      if (!confirm(`Delete every source the crawl of ${crawl.seedUrl} added?`))
+                        return;
+                      const done = await feedback.run(() =>
+                        api<{ deleted: number }>(
+                          "DELETE",
+                          `api/knowledge/crawl/${crawl.crawlId}/sources`,
+                        ),
+                      );
+                      if (done) feedback.say(`${done.deleted} sources deleted`);
+                      await refresh();
+                    },
+                  },
+                  "Delete its sources",
+                )
+              : null,
           ),
           report,
         );
@@ -449,12 +487,15 @@ export function knowledgeScreen(spec: Spec): Screen {
   }
 
   const crawlList = spec.has("get", "/api/knowledge/crawl");
+  const canFilterByCrawl = spec.filters("get", "/api/knowledge").some((p) => p.name === "crawl_id");
+  const canDeleteCrawlSources = spec.has("delete", "/api/knowledge/crawl/{crawlId}/sources");
   async function loadCrawls() {
     // Listed by the API when it can; otherwise the crawls started from this tab.
-    if (!crawlList) return;
-    const page = await feedback.run(() =>
-      api<{ crawls: Crawl[] }>("GET", "api/knowledge/crawl", { query: { limit: 10 } }),
-    );
+    const page = crawlList
+      ? await feedback.attempt(() =>
+          api<{ crawls: Crawl[] }>("GET", "api/knowledge/crawl", { query: { limit: 10 } }),
+        )
+      : undefined;
     for (const crawl of page?.crawls ?? []) watched.set(crawl.crawlId, crawl);
     drawCrawls();
     crawlPoll.kick();
@@ -493,35 +534,39 @@ export function knowledgeScreen(spec: Spec): Screen {
 function pageReport(pages: CrawlPage[]): HTMLElement {
   if (pages.length === 0) return h("p", { class: "muted" }, "No pages yet.");
   return h(
-    "table",
-    null,
-    h("caption", null, "Pages of the crawl"),
+    "div",
+    { class: "table-wrap" },
     h(
-      "thead",
+      "table",
       null,
+      h("caption", null, "Pages of the crawl"),
       h(
-        "tr",
+        "thead",
         null,
-        h("th", { scope: "col" }, "URL"),
-        h("th", { scope: "col" }, "Result"),
-        h("th", { scope: "col" }, "Why"),
-      ),
-    ),
-    h(
-      "tbody",
-      null,
-      pages.map((p) =>
         h(
           "tr",
           null,
-          h("td", { class: "place" }, p.url),
-          h("td", null, h("span", { class: `badge ${p.status}` }, p.status)),
+          h("th", { scope: "col" }, "URL"),
+          h("th", { scope: "col" }, "Result"),
+          h("th", { scope: "col" }, "Why"),
+        ),
+      ),
+      h(
+        "tbody",
+        null,
+        pages.map((p) =>
           h(
-            "td",
+            "tr",
             null,
-            [p.reason, p.httpStatus ? `HTTP ${p.httpStatus}` : null, p.message]
-              .filter(Boolean)
-              .join(" · "),
+            h("td", { class: "place" }, p.url),
+            h("td", null, h("span", { class: `badge ${p.status}` }, p.status)),
+            h(
+              "td",
+              null,
+              [p.reason, p.httpStatus ? `HTTP ${p.httpStatus}` : null, p.message]
+                .filter(Boolean)
+                .join(" · "),
+            ),
           ),
         ),
       ),

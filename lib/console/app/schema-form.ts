@@ -3,8 +3,9 @@ import type { Schema, Spec } from "./spec.js";
 
 /**
  * A form generated from a JSON schema of /openapi.json: a text box per string (a text area when
- * it may be long), a list per enumeration, one line per item for lists of strings, a checkbox per
- * boolean; required fields are marked and descriptions become hints.
+ * it may be long, suggestions from its examples), a list per enumeration, checkboxes for a list of
+ * enumerated values, one line per item for other lists of strings, a checkbox per boolean;
+ * required fields are marked and descriptions become hints.
  */
 export interface SchemaForm {
   el: HTMLElement;
@@ -23,11 +24,47 @@ interface Entry {
   write(value: unknown): void;
 }
 
+/** A field made of several controls (a choice of many), labelled by its legend. */
+interface Group {
+  el: HTMLElement;
+  read(): unknown;
+  write(value: unknown): void;
+}
+
 const typeOf = (schema: Schema) =>
   (Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type) ?? "";
 
-function entryFor(spec: Spec, schema: Schema): Entry {
-  const options = schema.enum ?? schema.anyOf?.flatMap((s) => spec.resolve(s).enum ?? []);
+/** A list whose items come from an enumeration: one checkbox per value. */
+function checkboxes(spec: Spec, schema: Schema, legend: string, hint?: string): Group | undefined {
+  const values = spec.resolve(schema.items).enum;
+  if (typeOf(schema) !== "array" || !values?.length) return undefined;
+  const boxes = values.map((value) => {
+    const box = h("input", { type: "checkbox", value: String(value) });
+    return { value, box, el: field(String(value), box) };
+  });
+  return {
+    el: h(
+      "fieldset",
+      null,
+      h("legend", null, legend),
+      boxes.map((b) => b.el),
+      hint ? h("small", { class: "hint" }, hint) : null,
+    ),
+    read: () => {
+      const chosen = boxes.filter((b) => b.box.checked).map((b) => b.value);
+      return chosen.length > 0 ? chosen : undefined;
+    },
+    write: (v) => {
+      for (const b of boxes) b.box.checked = Array.isArray(v) && v.includes(b.value);
+    },
+  };
+}
+
+function entryFor(spec: Spec, schema: Schema, name: string): Entry {
+  // A null among the values is "none", which the empty choice already says.
+  const options = (schema.enum ?? schema.anyOf?.flatMap((s) => spec.resolve(s).enum ?? []))?.filter(
+    (o) => o !== null,
+  );
   if (options && options.length > 0) {
     const control = select([
       ["", "—"],
@@ -88,13 +125,14 @@ function entryFor(spec: Spec, schema: Schema): Entry {
     };
   }
   if (type === "string") {
-    const long = (schema.maxLength ?? 0) > 300;
+    const isUrl = /url$/i.test(name);
+    const long = (schema.maxLength ?? 0) > 300 && !isUrl;
     const suggestions = (schema.examples ?? []).map(String);
     const example = typeof schema.example === "string" ? schema.example : suggestions[0];
     const control = long
       ? h("textarea", { rows: 3, maxlength: schema.maxLength, placeholder: example })
       : h("input", {
-          type: schema.format === "uri" ? "url" : "text",
+          type: isUrl || schema.format === "uri" ? "url" : "text",
           maxlength: schema.maxLength,
           placeholder: example,
         });
@@ -124,14 +162,30 @@ function entryFor(spec: Spec, schema: Schema): Entry {
   };
 }
 
-export function schemaForm(spec: Spec, schema: Schema): SchemaForm {
+export interface FormOptions {
+  /** Optional fields go under a "More options" disclosure, so the form starts short. */
+  collapseOptional?: boolean;
+}
+
+export function schemaForm(spec: Spec, schema: Schema, options: FormOptions = {}): SchemaForm {
   const resolved = spec.resolve(schema);
   const required = new Set(resolved.required ?? []);
-  const entries = new Map<string, Entry>();
+  const entries = new Map<string, Pick<Entry, "read" | "write">>();
   const el = h("div", { class: "schema-form" });
+  const more = options.collapseOptional
+    ? h("details", null, h("summary", null, "More options"))
+    : el;
+  const home = (name: string) => (required.has(name) ? el : more);
   for (const [name, raw] of Object.entries(resolved.properties ?? {})) {
     const property = spec.resolve(raw);
-    const entry = entryFor(spec, property);
+    const label = `${humanize(name)}${required.has(name) ? " (required)" : ""}`;
+    const group = checkboxes(spec, property, label, property.description);
+    if (group) {
+      home(name).append(group.el);
+      entries.set(name, group);
+      continue;
+    }
+    const entry = entryFor(spec, property, name);
     entry.control.name = name;
     if (required.has(name)) {
       entry.control.required = true;
@@ -139,12 +193,11 @@ export function schemaForm(spec: Spec, schema: Schema): SchemaForm {
     }
     const isList = typeOf(property) === "array";
     const hint = [property.description, isList ? "One per line." : ""].filter(Boolean).join(" ");
-    el.append(
-      field(`${humanize(name)}${required.has(name) ? " (required)" : ""}`, entry.control, hint),
-    );
-    if (entry.extra) el.append(entry.extra);
+    home(name).append(field(label, entry.control, hint));
+    if (entry.extra) home(name).append(entry.extra);
     entries.set(name, entry);
   }
+  if (more !== el && more.childElementCount > 1) el.append(more);
   return {
     el,
     value: () => {

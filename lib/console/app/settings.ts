@@ -1,6 +1,6 @@
 import { ApiError, api } from "./api.js";
 import { renderValue } from "./document.js";
-import { fill, h, humanize, link } from "./dom.js";
+import { fill, h } from "./dom.js";
 import { busy, Feedback } from "./feedback.js";
 import { schemaForm } from "./schema-form.js";
 import type { Screen } from "./screen.js";
@@ -90,6 +90,8 @@ export function settingsScreen(spec: Spec): Screen {
 }
 
 function webhooksPanel(spec: Spec, feedback: Feedback) {
+  const canTest = spec.has("post", "/api/webhooks/{id}/test");
+  const canLog = spec.has("get", "/api/webhooks/{id}/deliveries");
   const form = schemaForm(spec, spec.body("post", "/api/webhooks"));
   const list = h("ul", { class: "cards", "aria-label": "Webhooks" });
   const secret = h("p", { role: "status" });
@@ -113,26 +115,68 @@ function webhooksPanel(spec: Spec, feedback: Feedback) {
     if (!page) return;
     fill(
       list,
-      page.webhooks.map((w) =>
-        h(
+      page.webhooks.map((w) => {
+        const log = h("div", { class: "report" });
+        const showLog = async () => {
+          const attempts = await feedback.run(() =>
+            api<{ deliveries: Array<Record<string, unknown>> }>(
+              "GET",
+              `api/webhooks/${w.id}/deliveries`,
+            ),
+          );
+          if (attempts) {
+            fill(
+              log,
+              attempts.deliveries.length > 0
+                ? renderValue(attempts.deliveries)
+                : h("p", { class: "muted" }, "No deliveries yet."),
+            );
+          }
+        };
+        return h(
           "li",
           { class: "card" },
-          h("div", { class: "card-head" }, link(w.url, w.url)),
-          w.events ? h("p", { class: "muted" }, w.events.map(humanize).join(", ")) : null,
+          h("div", { class: "card-head" }, h("strong", { class: "place" }, w.url)),
+          w.events ? h("p", { class: "muted" }, w.events.join(", ")) : null,
           h(
-            "button",
-            {
-              type: "button",
-              class: "danger",
-              onclick: async () => {
-                await feedback.run(() => api("DELETE", `api/webhooks/${w.id}`), "Webhook removed");
-                await load();
+            "div",
+            { class: "actions" },
+            canTest
+              ? h(
+                  "button",
+                  {
+                    type: "button",
+                    onclick: async () => {
+                      await feedback.run(
+                        () => api("POST", `api/webhooks/${w.id}/test`),
+                        "Test event queued",
+                      );
+                      await showLog();
+                    },
+                  },
+                  "Send test event",
+                )
+              : null,
+            canLog ? h("button", { type: "button", onclick: showLog }, "Delivery log") : null,
+            h(
+              "button",
+              {
+                type: "button",
+                class: "danger",
+                onclick: async () => {
+                  await feedback.run(
+                    () => api("DELETE", `api/webhooks/${w.id}`),
+                    "Webhook removed",
+                  );
+                  await load();
+                },
               },
-            },
-            "Remove",
+              "Remove",
+            ),
           ),
-        ),
-      ),
+          log,
+        );
+      }),
     );
   }
   return {
