@@ -5,7 +5,9 @@ import { runningRuntime } from "../local/runtime.js";
 // The Lambdas run Node 22; locally Node 20 is supported, so the SDK's upgrade notice is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
-const usage = `Move a dead-letter queue's messages back to their queue for another try.
+const usage = `Move a dead-letter queue's messages back to their queue for another try. A knowledge
+source that failed on its message's last delivery goes back to indexing when its message
+returns, and is indexed once the cause (its last_error) is gone.
 
   npm run redrive -- index                     the local runtime's queue (it must be running)
   npm run redrive -- arn:aws:sqs:...:...dlq... a deployed dead-letter queue (stack output
