@@ -4,6 +4,7 @@ import { limiter } from "../lib/async.js";
 import { runQueuedCheck } from "../lib/competitors/sweep.js";
 import { checkWorkerServices } from "../lib/compose/check-worker.js";
 import { loadConfig } from "../lib/config.js";
+import { invocation } from "../lib/invocation.js";
 import { CheckMessage, recordHandler } from "../lib/store/queue.js";
 
 const config = loadConfig();
@@ -18,5 +19,6 @@ const checkRecord = recordHandler(CheckMessage, (message) =>
 );
 
 /** SQS-triggered: checks competitors' sites for changes; a failing record fails alone. */
-export const handler: SQSHandler = async (event, context) =>
-  processPartialResponse(event, checkRecord, processor, { context });
+export const handler: SQSHandler = invocation(async (event, context) =>
+  processPartialResponse(event, checkRecord, processor, { context }),
+);

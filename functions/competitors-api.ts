@@ -3,6 +3,7 @@ import { competitorsApi } from "../lib/competitors/api.js";
 import { competitorServices } from "../lib/compose/competitors-api.js";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
+import { invocation } from "../lib/invocation.js";
 
 const services = competitorServices(loadConfig());
 
@@ -18,4 +19,4 @@ export const app = createServiceApp({
   ],
 });
 
-export const handler = handle(app);
+export const handler = invocation(handle(app));

@@ -2,6 +2,7 @@ import { handle } from "hono/aws-lambda";
 import { consoleModule } from "../lib/console/serve.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { denyAll } from "../lib/http/auth.js";
+import { invocation } from "../lib/invocation.js";
 
 /**
  * The web console: a page and two static assets, public, touching no store. Locally presigned
@@ -14,4 +15,4 @@ export const app = createServiceApp({
   modules: [consoleModule(emulator ? { uploadOrigins: [new URL(emulator).origin] } : {})],
 });
 
-export const handler = handle(app);
+export const handler = invocation(handle(app));

@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { SQSHandler } from "aws-lambda";
 import { crawlWorkerServices } from "../lib/compose/crawl-worker.js";
 import { loadConfig } from "../lib/config.js";
+import { invocation } from "../lib/invocation.js";
 import { CrawlMessage, recordHandler } from "../lib/store/queue.js";
 
 const crawler = crawlWorkerServices(loadConfig());
@@ -11,5 +12,6 @@ const crawlRecord = recordHandler(CrawlMessage, (message, delivery) =>
 );
 
 /** SQS-triggered: crawls one page per message, and watches running crawls; failures fail alone. */
-export const handler: SQSHandler = async (event, context) =>
-  processPartialResponse(event, crawlRecord, processor, { context });
+export const handler: SQSHandler = invocation(async (event, context) =>
+  processPartialResponse(event, crawlRecord, processor, { context }),
+);

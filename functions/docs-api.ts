@@ -8,6 +8,7 @@ import { getHealth, healthModule } from "../lib/http/health.js";
 import { artifactRoutes } from "../lib/intel/artifacts-routes.js";
 import { generateRoutes } from "../lib/intel/generate-routes.js";
 import { intelRoutes } from "../lib/intel/routes.js";
+import { invocation } from "../lib/invocation.js";
 import { crawlRoutes } from "../lib/knowledge/crawl/routes.js";
 import { knowledgeRoutes } from "../lib/knowledge/sources/routes.js";
 import { uploadRoutes } from "../lib/knowledge/uploads/routes.js";
@@ -36,4 +37,4 @@ export const app = createServiceApp({
   modules: [docsModule(documentedRoutes), healthModule()],
 });
 
-export const handler = handle(app);
+export const handler = invocation(handle(app));

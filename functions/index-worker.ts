@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { SQSHandler } from "aws-lambda";
 import { indexWorkerServices } from "../lib/compose/index-worker.js";
 import { loadConfig } from "../lib/config.js";
+import { invocation } from "../lib/invocation.js";
 import { IndexMessage, recordHandler } from "../lib/store/queue.js";
 
 const indexer = indexWorkerServices(loadConfig());
@@ -11,5 +12,6 @@ const indexRecord = recordHandler(IndexMessage, (message, delivery) =>
 );
 
 /** SQS-triggered: indexes knowledge sources; a failing record fails alone (partial batch response). */
-export const handler: SQSHandler = async (event, context) =>
-  processPartialResponse(event, indexRecord, processor, { context });
+export const handler: SQSHandler = invocation(async (event, context) =>
+  processPartialResponse(event, indexRecord, processor, { context }),
+);

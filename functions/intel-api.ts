@@ -5,6 +5,7 @@ import { createServiceApp } from "../lib/http/app.js";
 import { intelApi } from "../lib/intel/api.js";
 import { artifactsApi } from "../lib/intel/artifacts-api.js";
 import { generateApi } from "../lib/intel/generate-api.js";
+import { invocation } from "../lib/invocation.js";
 
 const services = intelServices(loadConfig());
 
@@ -18,4 +19,4 @@ export const app = createServiceApp({
   ],
 });
 
-export const handler = handle(app);
+export const handler = invocation(handle(app));

@@ -2,6 +2,7 @@ import { handle } from "hono/aws-lambda";
 import { knowledgeServices } from "../lib/compose/knowledge-api.js";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
+import { invocation } from "../lib/invocation.js";
 import { crawlApi } from "../lib/knowledge/crawl/api.js";
 import { knowledgeApi } from "../lib/knowledge/sources/api.js";
 import { uploadsApi } from "../lib/knowledge/uploads/api.js";
@@ -32,4 +33,4 @@ export const app = createServiceApp({
   ],
 });
 
-export const handler = handle(app);
+export const handler = invocation(handle(app));

@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { SQSHandler } from "aws-lambda";
 import { uploadServices } from "../lib/compose/uploads.js";
 import { loadConfig } from "../lib/config.js";
+import { invocation } from "../lib/invocation.js";
 import { createdKeys } from "../lib/knowledge/uploads/events.js";
 import { logger } from "../lib/log.js";
 import { recordHandler, UploadEvent } from "../lib/store/queue.js";
@@ -21,5 +22,6 @@ const handleRecord = recordHandler(UploadEvent, async (notification) => {
  * checked and queued for indexing. A record that fails (not an S3 notification, an outage)
  * fails alone and is retried, then dead-lettered.
  */
-export const handler: SQSHandler = async (event, context) =>
-  processPartialResponse(event, handleRecord, processor, { context });
+export const handler: SQSHandler = invocation(async (event, context) =>
+  processPartialResponse(event, handleRecord, processor, { context }),
+);

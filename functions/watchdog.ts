@@ -1,6 +1,7 @@
 import type { ScheduledHandler } from "aws-lambda";
 import { uploadServices } from "../lib/compose/uploads.js";
 import { loadConfig } from "../lib/config.js";
+import { invocation } from "../lib/invocation.js";
 import { failStalledSources } from "../lib/knowledge/sources/watchdog.js";
 import { logger } from "../lib/log.js";
 
@@ -12,11 +13,11 @@ const { stores, uploads } = uploadServices(config);
  * presigned uploads that never arrived (or queues those whose notification was lost).
  * Crawls watch themselves through their own queue.
  */
-export const handler: ScheduledHandler = async () => {
+export const handler: ScheduledHandler = invocation(async () => {
   const stalledSources = await failStalledSources(stores.table, {
     queuedMs: config.STALL_MINUTES * 60_000,
     lastAttemptMs: config.LAST_ATTEMPT_STALL_MINUTES * 60_000,
   });
   const overdueUploads = await uploads.expire();
   logger.info("watchdog run", { stalledSources, overdueUploads });
-};
+});

@@ -2,6 +2,7 @@ import { handle } from "hono/aws-lambda";
 import { webhooksServices } from "../lib/compose/webhooks-api.js";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
+import { invocation } from "../lib/invocation.js";
 import { webhooksApi } from "../lib/webhooks/api.js";
 
 const services = webhooksServices(loadConfig());
@@ -18,4 +19,4 @@ export const app = createServiceApp({
   ],
 });
 
-export const handler = handle(app);
+export const handler = invocation(handle(app));

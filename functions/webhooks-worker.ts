@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { SQSHandler } from "aws-lambda";
 import { webhooksWorkerServices } from "../lib/compose/webhooks-worker.js";
 import { loadConfig } from "../lib/config.js";
+import { invocation } from "../lib/invocation.js";
 import { recordHandler, WebhookMessage } from "../lib/store/queue.js";
 
 const deliverer = webhooksWorkerServices(loadConfig());
@@ -14,5 +15,6 @@ const deliverRecord = recordHandler(WebhookMessage, (message, delivery) =>
  * SQS-triggered: one signed attempt to deliver a webhook event per record. A failed attempt queues
  * the next one itself; after the last, the record fails and goes on to the dead-letter queue.
  */
-export const handler: SQSHandler = async (event, context) =>
-  processPartialResponse(event, deliverRecord, processor, { context });
+export const handler: SQSHandler = invocation(async (event, context) =>
+  processPartialResponse(event, deliverRecord, processor, { context }),
+);

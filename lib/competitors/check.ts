@@ -1,5 +1,6 @@
 import { mapLimit } from "../async.js";
 import { logger } from "../log.js";
+import { count } from "../metrics.js";
 import type { SafeFetcher } from "../web/fetch.js";
 import { HostPace } from "../web/session.js";
 import { type BriefInput, type BriefWriter, summarize, titleOf } from "./brief.js";
@@ -130,7 +131,9 @@ export class Checker {
     const item = await competitors.lease(workspaceId, competitorId, started, until);
     try {
       await reserve();
-      return await this.run(item, started + limits.budgetMs);
+      const result = await this.run(item, started + limits.budgetMs);
+      count(result.ok ? "CompetitorChecks" : "CompetitorChecksFailed");
+      return result;
     } catch (err) {
       // Frees the competitor without marking it checked, so a retry runs in full.
       await competitors.release(item).catch(() => undefined);

@@ -5,7 +5,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { CorsOrigins } from "../config.js";
 import { DomainError, invalid } from "../errors.js";
-import { logger } from "../log.js";
+import { logger, withLogKeys } from "../log.js";
 import { cors } from "./cors.js";
 import { domainErrorResponse, errorResponse } from "./errors.js";
 
@@ -152,7 +152,8 @@ export function createServiceApp({
     const requestId = c.env?.event?.requestContext?.requestId ?? randomUUID();
     c.set("requestId", requestId);
     const started = performance.now();
-    await next();
+    // Everything the request logs, and every message it queues, carries its id (lib/log.ts).
+    await withLogKeys({ correlation_id: requestId }, next);
     c.header("x-request-id", requestId);
     logger.info("request", {
       requestId,

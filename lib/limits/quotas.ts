@@ -1,4 +1,5 @@
 import { DomainError } from "../errors.js";
+import { count } from "../metrics.js";
 import { type Item, type Table, wsKey } from "../store/table.js";
 
 /** The costly kinds of work each workspace may do a limited amount of per day (UTC). */
@@ -59,6 +60,7 @@ export class Quotas {
       },
     );
     if (used !== undefined) return { kind, day, amount };
+    count("QuotaRefusals", 1, { quota: kind });
     throw new DomainError(
       "quota_exceeded",
       `Daily quota of ${DESCRIPTIONS[kind]} reached: ${limit} per day, and this needs ${amount}`,

@@ -2,6 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type OpenAI from "openai";
 import { APIError } from "openai";
 import { logger } from "../log.js";
+import { count } from "../metrics.js";
+import { traced } from "../tracing.js";
 import { toLlmError } from "./errors.js";
 import { type RetryPolicy, retryDelay } from "./retry.js";
 
@@ -53,9 +55,18 @@ export interface Sent<T> {
 /**
  * Sends a request until it succeeds, fails for good, runs out of retries, or the next wait would
  * pass the deadline (a `retry-after` longer than the budget ends it at once). Failures leave as
- * the API's errors.
+ * the API's errors. The whole operation, retries included, is one `llm` subsegment of the trace.
  */
-export async function sendWithRetries<T>(
+export function sendWithRetries<T>(
+  provider: Provider,
+  budget: Budget,
+  operation: string,
+  send: (request: { signal: AbortSignal; timeout: number }) => Promise<T>,
+): Promise<Sent<T>> {
+  return traced("llm", { operation }, () => attempts(provider, budget, operation, send));
+}
+
+async function attempts<T>(
   provider: Provider,
   budget: Budget,
   operation: string,
@@ -91,7 +102,7 @@ export interface Usage {
   total_tokens?: number | undefined;
 }
 
-/** One log line per model operation: what it cost and how long it took. */
+/** One log line per model operation, what it cost and how long it took; and its metrics. */
 export function logUsage(
   operation: string,
   model: string,
@@ -100,6 +111,8 @@ export function logUsage(
   usage: Usage | null | undefined,
   extra: Record<string, unknown> = {},
 ): void {
+  count("ModelCalls");
+  count("ModelTokens", usage?.total_tokens ?? 0);
   logger.info("llm usage", {
     operation,
     model,

@@ -3,6 +3,7 @@ import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Config } from "../config.js";
+import { tracer } from "../tracing.js";
 import { Blobs } from "./blobs.js";
 import {
   type CheckMessage,
@@ -25,16 +26,22 @@ export interface Stores {
 /**
  * The AWS SDK clients for a configuration. Endpoints come from the SDK's own variables
  * (AWS_ENDPOINT_URL_DYNAMODB, _S3, _SQS), which is how the local runtime points them at emulators.
+ * Each call is a subsegment of the function's X-Ray trace on AWS (Tracer; a no-op elsewhere).
  */
 export function createStores(config: Config): Stores {
   // Throttling and transient errors are retried by the SDK with exponential backoff and full
   // jitter ("standard" mode); permanent ones (validation, access, conditions) fail at once.
   const retries = { maxAttempts: 5, retryMode: "standard" } as const;
-  const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient(retries), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
-  const s3 = new S3Client({ ...retries, forcePathStyle: config.S3_FORCE_PATH_STYLE });
-  const sqs = new SQSClient(retries);
+  const dynamo = DynamoDBDocumentClient.from(
+    tracer.captureAWSv3Client(new DynamoDBClient(retries)),
+    {
+      marshallOptions: { removeUndefinedValues: true },
+    },
+  );
+  const s3 = tracer.captureAWSv3Client(
+    new S3Client({ ...retries, forcePathStyle: config.S3_FORCE_PATH_STYLE }),
+  );
+  const sqs = tracer.captureAWSv3Client(new SQSClient(retries));
   return {
     table: new Table(dynamo, config.TABLE_NAME),
     blobs: new Blobs(s3, config.BUCKET_NAME),

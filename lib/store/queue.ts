@@ -1,6 +1,7 @@
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { z } from "zod";
 import { MAX_RECEIVE_COUNT } from "../config.js";
+import { correlationId, logger, withLogKeys } from "../log.js";
 
 /**
  * The queues' contracts: one zod schema per queue for the JSON its messages carry. Senders are
@@ -80,7 +81,16 @@ export const UploadEvent = z.union([
 ]);
 export type UploadEvent = z.infer<typeof UploadEvent>;
 
-/** Sends JSON messages of one contract to one SQS queue. */
+/**
+ * What a message of any queue may carry beside its contract's fields: the correlation id of the
+ * work that sent it, so a worker's log lines join those of the API request that started the work.
+ * Optional both ways: messages sent before it existed, and S3's notifications, have none, and a
+ * worker that does not know it ignores it (contracts drop unknown fields).
+ */
+export const Envelope = z.object({ correlationId: z.string().min(1).max(200).optional() });
+export type Envelope = z.infer<typeof Envelope>;
+
+/** Sends JSON messages of one contract to one SQS queue, with the sender's correlation id. */
 export class Queue<T> {
   constructor(
     readonly sqs: SQSClient,
@@ -88,10 +98,11 @@ export class Queue<T> {
   ) {}
 
   async send(message: T, delaySeconds = 0): Promise<void> {
+    const envelope: Envelope = { correlationId: correlationId() };
     await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.url,
-        MessageBody: JSON.stringify(message),
+        MessageBody: JSON.stringify({ ...message, ...envelope }),
         ...(delaySeconds > 0 ? { DelaySeconds: Math.min(900, Math.ceil(delaySeconds)) } : {}),
       }),
     );
@@ -108,6 +119,8 @@ export interface Delivery {
 
 /** What a worker reads of an SQS record (an `SQSRecord` of aws-lambda is one). */
 export interface QueueRecord {
+  /** SQS's id of the message: the correlation id of work that arrives without one. */
+  messageId?: string;
   body: string;
   attributes: { ApproximateReceiveCount: string };
 }
@@ -119,7 +132,8 @@ export const parseMessage = <T>(contract: z.ZodType<T>, body: string): T =>
 /**
  * The per-record handler of a queue's worker: the record's body parsed with the queue's contract,
  * handed to `handle` as a plain message with how it was delivered. A record that throws fails
- * alone (a partial batch response) and is retried, then dead-lettered.
+ * alone (a partial batch response) and is retried, then dead-lettered. Everything logged while it
+ * is handled carries its correlation id, and one line says how it ended.
  */
 export function recordHandler<T>(
   contract: z.ZodType<T>,
@@ -127,9 +141,30 @@ export function recordHandler<T>(
   maxReceiveCount = MAX_RECEIVE_COUNT,
 ): (record: QueueRecord) => Promise<void> {
   return async (record) => {
-    await handle(parseMessage(contract, record.body), {
+    const json: unknown = JSON.parse(record.body);
+    const id = Envelope.safeParse(json).data?.correlationId ?? record.messageId;
+    const delivery = {
       receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
       maxReceiveCount,
+    };
+    await withLogKeys(id ? { correlation_id: id } : {}, async () => {
+      const started = performance.now();
+      const took = () => Math.round(performance.now() - started);
+      try {
+        const outcome = await handle(contract.parse(json), delivery);
+        logger.info("message handled", {
+          receiveCount: delivery.receiveCount,
+          durationMs: took(),
+          ...(typeof outcome === "string" ? { outcome } : {}),
+        });
+      } catch (err) {
+        logger.warn("message failed", {
+          receiveCount: delivery.receiveCount,
+          durationMs: took(),
+          error: err,
+        });
+        throw err;
+      }
     });
   };
 }

@@ -1,5 +1,6 @@
 import { SecretsProvider } from "@aws-lambda-powertools/parameters/secrets";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { tracer } from "../tracing.js";
 
 /**
  * Reads a Secrets Manager secret's string at run time, through Powertools Parameters: the value
@@ -9,7 +10,9 @@ import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
  */
 export function secretReader(secretId: string, maxAgeSeconds: number): () => Promise<string> {
   const secrets = new SecretsProvider({
-    awsSdkV3Client: new SecretsManagerClient({ maxAttempts: 5, retryMode: "standard" }),
+    awsSdkV3Client: tracer.captureAWSv3Client(
+      new SecretsManagerClient({ maxAttempts: 5, retryMode: "standard" }),
+    ),
   });
   return async () => {
     const value = await secrets.get(secretId, { maxAge: maxAgeSeconds });

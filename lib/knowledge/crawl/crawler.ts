@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { mapLimit } from "../../async.js";
 import { logger } from "../../log.js";
+import { count } from "../../metrics.js";
 import type { Blobs } from "../../store/blobs.js";
 import type { CrawlMessage, Delivery, PageMessage, Queue } from "../../store/queue.js";
 import type { Table } from "../../store/table.js";
@@ -117,6 +118,7 @@ export class Crawler {
       const outcome = await this.crawlPage(crawl, page);
       if (outcome === "deferred") return outcome;
       await this.store.finishPage(crawl, page, outcome);
+      count(outcome.status === "indexed" ? "CrawlPagesIndexed" : "CrawlPagesSkipped");
       return outcome.status;
     } catch (err) {
       if (delivery.receiveCount >= delivery.maxReceiveCount) {
