@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashKey } from "../../lib/auth/keys.js";
+import { VIEWER_FILE } from "../../lib/http/docs.js";
 import { candidateBodies, seedOneOfEach } from "./fixtures.js";
 import { type Answer, errorBodyOf, type RawRequest, send } from "./probe.js";
 import { type Hardened, startHardened } from "./runtime.js";
@@ -178,9 +179,17 @@ describe("the auth matrix", () => {
     }
   });
 
-  it("serves only the API reference without a key", async () => {
+  it("serves only the API reference, the health check and the console without a key", async () => {
     const publicRoutes = surface.filter((r) => r.public);
-    expect(publicRoutes.map((r) => r.path).sort()).toEqual(["/docs", "/openapi.json"]);
+    expect(publicRoutes.map((r) => r.path).sort()).toEqual([
+      "/",
+      "/console/app.css",
+      "/console/app.js",
+      "/docs",
+      `/docs/${VIEWER_FILE}`,
+      "/health",
+      "/openapi.json",
+    ]);
     for (const route of publicRoutes) {
       const answer = await send(h.rt.url, { method: "GET", path: route.path, key: null });
       expect(answer.status, route.path).toBe(200);
