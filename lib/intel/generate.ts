@@ -68,21 +68,21 @@ function systemPrompt(module: IntelModule, data: PromptData): string {
 /** A module's inputs with what the request left out filled in, and how each was found. */
 interface Filled {
   input: Record<string, unknown>;
-  /** Fields taken from the brand profile. */
-  fromBrand: string[];
+  /** Fields taken from the brand profile, and which of its fields each is. */
+  fromBrand: Map<string, string>;
   /** Fields the model is to infer. */
   inferred: string[];
 }
 
 /** Fills the inputs a module needs from the brand profile; the rest are to be inferred. */
 function fill(needs: Need<never>[], input: object, brand: BrandProfile): Filled {
-  const filled: Filled = { input: { ...input }, fromBrand: [], inferred: [] };
+  const filled: Filled = { input: { ...input }, fromBrand: new Map(), inferred: [] };
   for (const need of needs) {
     if (filled.input[need.field] !== undefined) continue;
-    const value = need.fromBrand?.(brand);
-    if (value) {
-      filled.input[need.field] = value;
-      filled.fromBrand.push(need.field);
+    const found = need.fromBrand?.(brand);
+    if (found) {
+      filled.input[need.field] = found.value;
+      filled.fromBrand.set(need.field, found.from);
     } else filled.inferred.push(need.field);
   }
   return filled;
@@ -99,13 +99,17 @@ function refuseUnderivable(needs: Need<never>[], filled: Filled, passages: numbe
   }
 }
 
-/** The inputs as the request the model answers (the caller's own words, like a chat question). */
+/**
+ * The inputs as the request the model answers: the caller's own words, like a chat question; an
+ * input taken from the brand profile is named, its text staying in the profile's data block.
+ */
 function requestSection(module: IntelModule, filled: Filled): string {
   const lines = Object.entries(filled.input)
     .filter(([, value]) => value !== undefined)
     .map(([key, value]) => {
-      const text = Array.isArray(value) ? value.join("; ") : String(value);
-      return `- ${key}: ${text}${filled.fromBrand.includes(key) ? " (from the brand profile)" : ""}`;
+      const from = filled.fromBrand.get(key);
+      if (from) return `- ${key}: not given; take the brand profile's ${from}`;
+      return `- ${key}: ${Array.isArray(value) ? value.join("; ") : String(value)}`;
     });
   const inferred = filled.inferred.map(
     (key) => `- ${key}: not given; choose what fits best from the brand profile and the passages`,

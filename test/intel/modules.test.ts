@@ -482,11 +482,18 @@ describe("the document's inputs", () => {
     const ws = await intel.workspace("Filled");
     await intel.brands.put(ws.id, { ...BRAND, products: ["Acme Pulse"], audience: "RevOps leads" });
     expect((await generate(ws, "gtm", { stage: "launch" })).status).toBe(200);
-    expect(intel.fake.prompt()).toContain("- product: Acme Pulse (from the brand profile)");
+    expect(intel.fake.prompt()).toContain(
+      "- product: not given; take the brand profile's first product",
+    );
+    expect((await generate(ws, "gtm", {})).body.artifact).toMatchObject({
+      title: "GTM plan: Acme Pulse",
+    });
     expect((await generate(ws, "messaging", {})).status).toBe(200);
-    expect(intel.fake.prompt()).toContain("- product: Acme Analytics (from the brand profile)");
+    expect(intel.fake.prompt()).toContain("- product: not given; take the brand profile's name");
     expect((await generate(ws, "persona", {})).status).toBe(200);
-    expect(intel.fake.prompt()).toContain("- segment: RevOps leads (from the brand profile)");
+    expect(intel.fake.prompt()).toContain(
+      "- segment: not given; take the brand profile's audience",
+    );
     const kpi = await generate(ws, "kpi", { stage: "growth" });
     expect(kpi.status).toBe(200);
     expect(intel.fake.prompt()).toContain("- goal: not given; choose what fits best");

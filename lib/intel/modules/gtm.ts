@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { buyingRole, documentInputs, phrase, phrases, priority, text } from "./fields.js";
-import { defineModule, queryOf } from "./module.js";
+import { brandValue, defineModule, queryOf } from "./module.js";
 
 const input = z
   .strictObject({
@@ -104,7 +104,8 @@ export const gtm = defineModule({
   needs: [
     {
       field: "product",
-      fromBrand: (brand) => brand.products?.[0] ?? brand.name,
+      fromBrand: (brand) =>
+        brandValue("first product", brand.products?.[0]) ?? brandValue("name", brand.name),
       otherwise: "refuse",
       hint: "send `product`",
     },

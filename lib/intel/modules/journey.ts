@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { documentInputs, phrase, phrases, text } from "./fields.js";
-import { defineModule, queryOf } from "./module.js";
+import { brandValue, defineModule, queryOf } from "./module.js";
 
 const input = z
   .strictObject({
@@ -72,7 +72,7 @@ export const journey = defineModule({
   needs: [
     {
       field: "segment",
-      fromBrand: (brand) => brand.audience,
+      fromBrand: (brand) => brandValue("audience", brand.audience),
       otherwise: "infer_from_passages",
       hint: "send `segment`, save an `audience` in the brand profile, or add sources about your customers",
     },

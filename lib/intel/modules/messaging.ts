@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { documentInputs, phrase, phrases, text } from "./fields.js";
-import { defineModule, queryOf } from "./module.js";
+import { brandValue, defineModule, queryOf } from "./module.js";
 
 const input = z
   .strictObject({
@@ -87,7 +87,7 @@ export const messaging = defineModule({
   needs: [
     {
       field: "product",
-      fromBrand: (brand) => brand.name,
+      fromBrand: (brand) => brandValue("name", brand.name),
       otherwise: "refuse",
       hint: "send `product`",
     },

@@ -14,11 +14,25 @@ export interface CompetitorRef {
  */
 export interface Need<I> {
   field: keyof I & string;
-  fromBrand?(brand: BrandProfile): string | undefined;
+  /**
+   * The profile's value (for the search query and the title) and which of its fields it is: the
+   * prompt names the field rather than repeat its text, which stays in the profile's data block.
+   */
+  fromBrand?(brand: BrandProfile): BrandValue | undefined;
   otherwise: "infer" | "infer_from_passages" | "refuse";
   /** What to send or save instead, for the refusal's message. */
   hint: string;
 }
+
+export interface BrandValue {
+  value: string;
+  /** Which part of the profile, e.g. "audience". */
+  from: string;
+}
+
+/** A profile field as the value of a need, when the profile has it. */
+export const brandValue = (from: string, value: string | undefined): BrandValue | undefined =>
+  value ? { value, from } : undefined;
 
 /**
  * One marketing intel module: what it takes, the shape of what it answers, how it searches the

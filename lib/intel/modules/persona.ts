@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { buyingRole, documentInputs, objections, phrase, phrases, text } from "./fields.js";
-import { defineModule, queryOf } from "./module.js";
+import { brandValue, defineModule, queryOf } from "./module.js";
 
 const input = z
   .strictObject({
@@ -74,7 +74,7 @@ export const persona = defineModule({
   needs: [
     {
       field: "segment",
-      fromBrand: (brand) => brand.audience,
+      fromBrand: (brand) => brandValue("audience", brand.audience),
       otherwise: "infer_from_passages",
       hint: "send `segment`, save an `audience` in the brand profile, or add sources about your customers",
     },
