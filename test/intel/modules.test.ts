@@ -543,14 +543,15 @@ describe("soft limits and saving in one step", () => {
     expect((await call(acme, "POST", "/api/artifacts", res.body.artifact)).status).toBe(201);
   });
 
-  it("answers with a server that supports only json_object", async () => {
-    intel.fake.formats("json_object");
+  it.each([
+    ["supports only json_object", "json_object", ["json_schema", "json_object"]],
+    // The first answer cannot know the schema; the repair carries it, and later prompts too.
+    ["ignores response_format and wraps JSON in prose", "ignored", ["json_schema", undefined]],
+  ] as const)("answers with a server that %s", async (_, support, formats) => {
+    intel.fake.formats(support);
     const res = await generate(acme, "kpi", { goal: "Grow revenue" }, intelApp());
     expect(res.status).toBe(200);
-    expect(intel.fake.chatRequests().map((r) => r.response_format?.type)).toEqual([
-      "json_schema",
-      "json_object",
-    ]);
+    expect(intel.fake.chatRequests().map((r) => r.response_format?.type)).toEqual(formats);
   });
 
   it("stores the artifact with save: true and answers its id", async () => {
