@@ -148,20 +148,22 @@ export function createServiceApp({
 }: ServiceOptions) {
   const app = new OpenAPIHono<AppEnv>();
 
-  app.use("*", async (c, next) => {
+  app.use("*", (c, next) => {
     const requestId = c.env?.event?.requestContext?.requestId ?? randomUUID();
     c.set("requestId", requestId);
-    const started = performance.now();
     // Everything the request logs, and every message it queues, carries its id (lib/log.ts).
-    await withLogKeys({ correlation_id: requestId }, next);
-    c.header("x-request-id", requestId);
-    logger.info("request", {
-      requestId,
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      durationMs: Math.round(performance.now() - started),
-      workspaceId: c.get("workspaceId"),
+    return withLogKeys({ correlation_id: requestId }, async () => {
+      const started = performance.now();
+      await next();
+      c.header("x-request-id", requestId);
+      logger.info("request", {
+        requestId,
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        durationMs: Math.round(performance.now() - started),
+        workspaceId: c.get("workspaceId"),
+      });
     });
   });
   app.use("*", cors(corsOrigins));
