@@ -251,7 +251,7 @@ export const scheduledFunctions: ScheduledFunction[] = [
     access: {
       table: "readWrite",
       bucket: { sources: ["read", "write", "delete"] },
-      sends: ["index"],
+      sends: ["index", "webhooks"],
     },
     load: () => import("./watchdog.js"),
   },

@@ -1,5 +1,6 @@
 import type { ScheduledHandler } from "aws-lambda";
 import { uploadServices } from "../lib/compose/uploads.js";
+import { webhookEventsOf } from "../lib/compose/webhook-events.js";
 import { loadConfig } from "../lib/config.js";
 import { invocation } from "../lib/invocation.js";
 import { failStalledSources } from "../lib/knowledge/sources/watchdog.js";
@@ -7,6 +8,7 @@ import { logger } from "../lib/log.js";
 
 const config = loadConfig();
 const { stores, uploads } = uploadServices(config);
+const events = webhookEventsOf(config, stores);
 
 /**
  * Scheduled: fails work that stopped making progress, so nothing stays `indexing` forever, and
@@ -14,10 +16,15 @@ const { stores, uploads } = uploadServices(config);
  * Crawls watch themselves through their own queue.
  */
 export const handler: ScheduledHandler = invocation(async () => {
-  const stalledSources = await failStalledSources(stores.table, {
-    queuedMs: config.STALL_MINUTES * 60_000,
-    lastAttemptMs: config.LAST_ATTEMPT_STALL_MINUTES * 60_000,
-  });
+  const stalledSources = await failStalledSources(
+    stores.table,
+    {
+      queuedMs: config.STALL_MINUTES * 60_000,
+      lastAttemptMs: config.LAST_ATTEMPT_STALL_MINUTES * 60_000,
+    },
+    Date.now(),
+    events,
+  );
   const overdueUploads = await uploads.expire();
   logger.info("watchdog run", { stalledSources, overdueUploads });
 });

@@ -4,7 +4,8 @@ import { Events } from "../../lib/competitors/events.js";
 import { Crawls } from "../../lib/knowledge/crawl/crawls.js";
 import { Indexer, textLoader } from "../../lib/knowledge/indexing/indexer.js";
 import { urlLoader, urlRefresher } from "../../lib/knowledge/indexing/url-loader.js";
-import type { Sources } from "../../lib/knowledge/sources/sources.js";
+import { Sources } from "../../lib/knowledge/sources/sources.js";
+import { failStalledSources } from "../../lib/knowledge/sources/watchdog.js";
 import { IndexMessage, recordHandler } from "../../lib/store/queue.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import type { WebhookEvents, WebhookEventType } from "../../lib/webhooks/events.js";
@@ -72,6 +73,27 @@ describe("webhook events where work finishes", () => {
       {
         workspaceId: WS,
         data: { id: blank.id, status: "failed", error_code: "empty_content" },
+      },
+    ]);
+  });
+
+  it("the watchdog tells source.failed for each source it fails as stalled", async () => {
+    // Queued where nothing consumes it: the source stays indexing until the watchdog comes.
+    const parked = new Sources({
+      table: aws.table,
+      blobs: aws.blobs,
+      indexQueue: aws.queue("parked"),
+    });
+    const stuck = await parked.createText(WS, "Its message was lost.", "Stuck");
+    told.length = 0;
+    const limits = { queuedMs: 60_000, lastAttemptMs: 60_000 };
+    expect(await failStalledSources(aws.table, limits, Date.now() + 120_000, recorder)).toBe(1);
+    expect(await failStalledSources(aws.table, limits, Date.now() + 120_000, recorder)).toBe(0);
+    expect(told).toMatchObject([
+      {
+        type: "source.failed",
+        workspaceId: WS,
+        data: { id: stuck.id, name: "Stuck", status: "failed", error_code: "stalled" },
       },
     ]);
   });

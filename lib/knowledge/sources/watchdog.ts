@@ -1,6 +1,12 @@
 import type { Table } from "../../store/table.js";
+import type { WebhookEvents } from "../../webhooks/events.js";
 import { failSource } from "../indexing/indexer.js";
-import { INDEXING_PARTITION, LAST_ATTEMPT_PARTITION, type SourceItem } from "./sources.js";
+import {
+  INDEXING_PARTITION,
+  LAST_ATTEMPT_PARTITION,
+  type SourceItem,
+  toPublic,
+} from "./sources.js";
 
 /**
  * When a source still `indexing` counts as stuck. The signal that tells "stuck" from "waiting" is
@@ -16,16 +22,21 @@ export interface StallLimits {
   lastAttemptMs: number;
 }
 
-/** Fails the sources stuck in `indexing` (see StallLimits); answers how many. */
-export async function failStalledSources(table: Table, limits: StallLimits, now = Date.now()) {
+/** Fails the sources stuck in `indexing` (see StallLimits), telling `events`; answers how many. */
+export async function failStalledSources(
+  table: Table,
+  limits: StallLimits,
+  now = Date.now(),
+  events?: WebhookEvents,
+) {
   const queued = await failBefore(
-    table,
+    { table, events },
     INDEXING_PARTITION,
     now - limits.queuedMs,
     `Indexing made no progress for ${Math.round(limits.queuedMs / 60_000)} minutes; reindex to try again`,
   );
   const lastAttempt = await failBefore(
-    table,
+    { table, events },
     LAST_ATTEMPT_PARTITION,
     now - limits.lastAttemptMs,
     "The last attempt to index this source ended without a result (it crashed or ran out of time); reindex to try again",
@@ -34,14 +45,27 @@ export async function failStalledSources(table: Table, limits: StallLimits, now 
 }
 
 /** Fails the sources of one `gsi1` partition whose time is before `cutoff`. */
-async function failBefore(table: Table, partition: string, cutoff: number, message: string) {
+async function failBefore(
+  { table, events }: { table: Table; events: WebhookEvents | undefined },
+  partition: string,
+  cutoff: number,
+  message: string,
+) {
   const before = new Date(cutoff).toISOString();
   let failed = 0;
   for (;;) {
     const stalled = await table.queryIndex<SourceItem>("gsi1", partition, before, 100);
     let failedNow = 0;
     for (const source of stalled) {
-      if (await failSource(table, source, "stalled", message)) failedNow++;
+      if (!(await failSource(table, source, "stalled", message))) continue;
+      failedNow++;
+      const now = {
+        ...source,
+        status: "failed",
+        error_code: "stalled",
+        last_error: message,
+      } as const;
+      await events?.emit(source.workspaceId, "source.failed", { ...toPublic(now) });
     }
     failed += failedNow;
     // A full page that failed nothing is the index lagging behind our own writes: stop here.
