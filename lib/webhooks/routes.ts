@@ -3,6 +3,8 @@ import {
   commonErrors,
   cursorParam,
   ErrorSchema,
+  IdempotencyHeaders,
+  idempotencyErrors,
   jsonBody,
   jsonResponse,
   limitParam,
@@ -69,6 +71,7 @@ export const createWebhook = createRoute({
   summary: "Register a webhook endpoint",
   description: `Events are POSTed to \`url\` as Standard Webhooks: a JSON body \`{type, timestamp, data}\` with \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` headers. The answer carries the signing secret, shown only this once. The URL must be a public http(s) address (checked again on every delivery). At most ${MAX_ENDPOINTS} endpoints per workspace (409 beyond).`,
   request: {
+    headers: IdempotencyHeaders,
     body: jsonBody(
       z.strictObject({
         url: z.string().trim().min(1).max(MAX_URL_LENGTH),
@@ -82,7 +85,11 @@ export const createWebhook = createRoute({
   },
   responses: {
     201: jsonResponse(CreatedEndpointSchema, "Registered"),
-    409: jsonResponse(ErrorSchema, "The workspace has as many endpoints as it may"),
+    ...idempotencyErrors,
+    409: jsonResponse(
+      ErrorSchema,
+      "The workspace has as many endpoints as it may (`conflict`), or a request with this `Idempotency-Key` is still being answered (`idempotency_key_in_use`)",
+    ),
     ...commonErrors,
   },
 });

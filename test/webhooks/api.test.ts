@@ -76,6 +76,20 @@ describe("webhooks through the local runtime", () => {
     expect((await rt.call(`/api/webhooks/${hook.id}`)).status).toBe(404);
   });
 
+  it("answers a retried creation with the same endpoint when it carries an Idempotency-Key", async () => {
+    const create = () =>
+      rt.call("/api/webhooks", {
+        method: "POST",
+        headers: { "idempotency-key": "webhook-retry-1" },
+        json: { url: receiver.url, events: ["source.failed"] },
+      });
+    const first = (await (await create()).json()) as Created;
+    const again = await create();
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.json()).toEqual(first);
+  });
+
   it("refuses what it cannot use with the project's 400", async () => {
     for (const json of [
       { url: receiver.url, events: [] },
