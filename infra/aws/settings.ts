@@ -43,7 +43,6 @@ export interface DeploySettings {
   corsOrigins: string[];
 }
 
-const ORIGIN = /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /**
@@ -89,13 +88,8 @@ export function deploySettings(
   const service = Object.fromEntries(
     Object.entries(merged).filter(([key, value]) => SERVICE_KEYS.includes(key as never) && value),
   );
-  checkServiceSettings(service);
-  const corsOrigins = (merged.CORS_ORIGINS ?? "")
-    .split(",")
-    .map((origin) => origin.trim())
-    .filter(Boolean);
-  const badOrigin = corsOrigins.find((o) => o !== "*" && !ORIGIN.test(o));
-  if (badOrigin) throw new Error(`CORS_ORIGINS: ${badOrigin} is not an origin like https://host`);
+  const config = checkServiceSettings({ ...service, CORS_ORIGINS: merged.CORS_ORIGINS ?? "" });
+  const corsOrigins = config.CORS_ORIGINS === "*" ? ["*"] : config.CORS_ORIGINS;
   const alarmEmail = merged.ALARM_EMAIL?.trim() || undefined;
   if (alarmEmail && !EMAIL.test(alarmEmail)) {
     throw new Error(`ALARM_EMAIL: ${alarmEmail} is not an e-mail address`);
@@ -108,7 +102,7 @@ export function deploySettings(
   };
 }
 
-/** Validates service settings as the functions will at cold start, so a bad one fails the synth. */
+/** Validates settings as the functions will at cold start, so a bad one fails the synth. */
 function checkServiceSettings(service: Record<string, string>) {
   const names = Object.fromEntries(
     CONFIG_KEYS.filter((key) => key.endsWith("_QUEUE_URL")).map((key) => [
@@ -116,7 +110,7 @@ function checkServiceSettings(service: Record<string, string>) {
       "https://sqs.invalid",
     ]),
   );
-  loadConfig({ ...names, TABLE_NAME: "table", BUCKET_NAME: "bucket", ...service });
+  return loadConfig({ ...names, TABLE_NAME: "table", BUCKET_NAME: "bucket", ...service });
 }
 
 /** The committed settings file, parsed. */

@@ -11,6 +11,7 @@ import {
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import type { ApiFunction } from "../../../functions/manifest.js";
+import { CORS_ALLOW_HEADERS } from "../../../lib/http/cors.js";
 import type { ServiceFunction } from "./service-function.js";
 
 export interface ApiProps {
@@ -22,9 +23,6 @@ export interface ApiProps {
 }
 
 const STAGE = "v1";
-
-/** Headers a browser may send: the key, JSON bodies, and the retry key of creates. */
-export const CORS_ALLOW_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key"];
 
 /** The service's error body; `$` is literal unless it names one of the gateway's variables. */
 const errorBody = (code: string, message: string) =>
