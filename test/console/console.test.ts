@@ -146,6 +146,11 @@ describe("the console in Chromium", () => {
       .fill("# Pricing\nThe Growth plan costs $99 per month and includes unlimited seats.");
     await page.getByRole("button", { name: "Add text" }).click();
     await sourceCard("Pricing").locator(".badge.indexed").waitFor({ timeout: 20_000 });
+    // Renamed in place, from the keyboard.
+    await sourceCard("Pricing").getByRole("button", { name: "Rename" }).click();
+    await page.getByLabel("New name for Pricing").fill("Pricing page");
+    await page.getByLabel("New name for Pricing").press("Enter");
+    await sourceCard("Pricing page").locator(".badge.indexed").waitFor();
   });
 
   it("uploads a dropped file through the presigned upload, with its progress", async () => {
@@ -193,7 +198,7 @@ describe("the console in Chromium", () => {
     await citation.waitFor();
     expect(await citation.innerText()).toBe("1");
     expect(await answer.innerText()).toContain("The Growth plan costs $99 per month");
-    expect(await answer.locator(".citations li a").innerText()).toBe("Pricing");
+    expect(await answer.locator(".citations li a").innerText()).toBe("Pricing page");
     // A citation leads to its source in the knowledge screen.
     expect(await citation.getAttribute("href")).toMatch(/^#\/knowledge\?source=kb_/);
     await shoot("search-and-chat");

@@ -82,6 +82,8 @@ export function knowledgeScreen(spec: Spec): Screen {
       }),
     );
     if (!page) return;
+    // A name being edited stays on screen; the list catches up on the next refresh.
+    if (list.querySelector("form.rename")) return live.kick();
     sources = append ? [...sources, ...page.sources] : page.sources;
     cursor = page.nextCursor;
     more.hidden = !cursor;
@@ -112,19 +114,37 @@ export function knowledgeScreen(spec: Spec): Screen {
         `${source.name} ${toggle.checked ? "enabled" : "disabled"}`,
       ),
     );
+    // Renaming happens in place: the name becomes a text box (Enter saves, Escape cancels).
+    const title = h("strong", null, source.name);
     const rename = canRename
       ? h(
           "button",
           {
             type: "button",
             onclick: () => {
-              const name = prompt("New name", source.name)?.trim();
-              if (name && name !== source.name) {
+              const input = h("input", { type: "text", value: source.name, maxlength: 200 });
+              const form = h(
+                "form",
+                { class: "rename" },
+                field(`New name for ${source.name}`, input),
+                h("button", { type: "submit" }, "Save name"),
+              );
+              form.addEventListener("submit", (event) => {
+                event.preventDefault();
+                const name = input.value.trim();
+                form.replaceWith(title);
+                if (!name || name === source.name) return;
+                title.textContent = name;
                 void act(
                   () => api("PATCH", `api/knowledge/${source.id}`, { body: { name } }),
                   `Renamed to ${name}`,
                 );
-              }
+              });
+              input.addEventListener("keydown", (event) => {
+                if (event.key === "Escape") form.replaceWith(title);
+              });
+              title.replaceWith(form);
+              input.select();
             },
           },
           "Rename",
@@ -163,7 +183,7 @@ export function knowledgeScreen(spec: Spec): Screen {
       h(
         "div",
         { class: "card-head" },
-        h("strong", null, source.name),
+        title,
         h("span", { class: `badge ${source.status}` }, source.status.replace("_", " ")),
         h("span", { class: "muted" }, `${source.type} · ${source.chunk_count} chunks`),
       ),
