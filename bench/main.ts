@@ -10,10 +10,8 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
 process.env.OPENAI_API_KEY = "";
 process.env.EMBEDDING_MODEL = "";
 // Figures 4 and 6 crawl and check fixture sites served by the bench on 127.0.0.1: the runtime may
-// reach loopback only with this development switch, and a crawl of one host waits a second
-// between pages by default (politeness to a real site; here it would measure a timer, not work).
+// reach loopback only with this development switch. Crawls keep their default, adaptive pace.
 process.env.ALLOW_PRIVATE_URLS = "true";
-process.env.CRAWL_POLITENESS_MS = "0";
 // The service enforces 600 requests a minute per workspace and daily quotas per workspace by
 // default; figure 2 seeds 1,000 sources and drives thousands of requests a minute, and figure 4
 // crawls 200 pages a round. Raised far above what any figure uses, so no row measures a 429.

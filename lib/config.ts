@@ -44,8 +44,12 @@ const fields = z.object({
   ALLOW_PRIVATE_URLS: flag,
   /** Browser origins allowed to call the API: none by default, `*` for any. */
   CORS_ORIGINS: corsOrigins,
-  /** Least time between two requests of one crawl to the same host. */
-  CRAWL_POLITENESS_MS: z.coerce.number().int().min(0).default(1000),
+  /**
+   * Least time between two requests of one crawl to the same host: the floor of its adaptive
+   * pace (which starts at 1 s and follows the host's response times; lib/web/pace.ts). 0 turns
+   * the pace off (tests and benchmarks only).
+   */
+  CRAWL_POLITENESS_MS: z.coerce.number().int().min(0).default(100),
   /** A crawl without progress for this long is checked, nudged, then failed. */
   CRAWL_STALL_SECONDS: positiveInt(900),
   /** How often a running crawl is checked for progress. */

@@ -89,7 +89,7 @@ export const figure: Figure = {
     "3 to 7 KB of prose in sections, site navigation, related links, a footer; robots.txt and a " +
     "sitemap of every page), crawled from `POST /api/knowledge/crawl` until `completed` through " +
     "the local runtime's queue driver and crawl worker (robots, sitemap, fetch, extraction, a " +
-    "source per page), with politeness off (`CRAWL_POLITENESS_MS=0`, set by `main.ts`). Floor: " +
+    "source per page), at the default, adaptive pace (`CRAWL_POLITENESS_MS` 100 ms floor). Floor: " +
     "`readPage` (jsdom, Readability, Turndown; the crawl runs it in a sandbox thread) alone on " +
     "the same pages, in process. A second table sets jsdom against linkedom on the DOM-bound " +
     "part of extraction.",
