@@ -194,7 +194,7 @@ export const queueWorkers: QueueWorker[] = [
     access: {
       table: "readWrite",
       bucket: { sources: ["read", "write", "delete"] },
-      sends: ["index"],
+      sends: ["index", "webhooks"],
     },
     load: () => import("./upload-events-worker.js"),
   },

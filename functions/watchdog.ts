@@ -1,14 +1,12 @@
 import type { ScheduledHandler } from "aws-lambda";
 import { uploadServices } from "../lib/compose/uploads.js";
-import { webhookEventsOf } from "../lib/compose/webhook-events.js";
 import { loadConfig } from "../lib/config.js";
 import { invocation } from "../lib/invocation.js";
 import { failStalledSources } from "../lib/knowledge/sources/watchdog.js";
 import { logger } from "../lib/log.js";
 
 const config = loadConfig();
-const { stores, uploads } = uploadServices(config);
-const events = webhookEventsOf(config, stores);
+const { stores, uploads, events } = uploadServices(config);
 
 /**
  * Scheduled: fails work that stopped making progress, so nothing stays `indexing` forever, and

@@ -6,6 +6,7 @@ import { Indexer, textLoader } from "../../lib/knowledge/indexing/indexer.js";
 import { urlLoader, urlRefresher } from "../../lib/knowledge/indexing/url-loader.js";
 import { Sources } from "../../lib/knowledge/sources/sources.js";
 import { failStalledSources } from "../../lib/knowledge/sources/watchdog.js";
+import { Uploads } from "../../lib/knowledge/uploads/uploads.js";
 import { IndexMessage, recordHandler } from "../../lib/store/queue.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import type { WebhookEvents, WebhookEventType } from "../../lib/webhooks/events.js";
@@ -94,6 +95,24 @@ describe("webhook events where work finishes", () => {
         type: "source.failed",
         workspaceId: WS,
         data: { id: stuck.id, name: "Stuck", status: "failed", error_code: "stalled" },
+      },
+    ]);
+  });
+
+  it("a presigned upload that never arrives tells source.failed", async () => {
+    const settings = { maxBytes: 1024 * 1024, urlTtlSeconds: 60, graceSeconds: 60 };
+    const uploads = new Uploads({ ...aws, sources, events: recorder }, settings);
+    const pending = await uploads.create(WS, {
+      filename: "brochure.pdf",
+      contentType: "application/pdf",
+      bytes: 1000,
+    });
+    told.length = 0;
+    expect(await uploads.expire(Date.now() + 121_000)).toMatchObject({ expired: 1 });
+    expect(told).toMatchObject([
+      {
+        type: "source.failed",
+        data: { id: pending.id, status: "failed", error_code: "upload_expired", type: "file" },
       },
     ]);
   });

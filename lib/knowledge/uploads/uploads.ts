@@ -8,7 +8,14 @@ import { logger } from "../../log.js";
 import type { Blobs, StoredObject } from "../../store/blobs.js";
 import { TABLE_INDEXES } from "../../store/schema.js";
 import { type Table, wsKey } from "../../store/table.js";
-import { newSourceItem, type SourceItem, type Sources, sourceKey } from "../sources/sources.js";
+import type { WebhookEvents } from "../../webhooks/events.js";
+import {
+  newSourceItem,
+  type SourceItem,
+  type Sources,
+  sourceKey,
+  toPublic,
+} from "../sources/sources.js";
 import { acceptFile, parsePresignedKey, presignedFileKey, storedFileKey } from "./files.js";
 
 /**
@@ -88,6 +95,8 @@ export interface UploadDeps {
   table: Table;
   blobs: Blobs;
   sources: Sources;
+  /** Told `source.failed` when an upload is refused or never arrives. */
+  events?: WebhookEvents | undefined;
 }
 
 const AWAITING = {
@@ -285,6 +294,8 @@ export class Uploads {
     );
     if (!failed) return false;
     await refundUnused(this.deps.table, item, item.bytes);
+    const now = { ...item, status: "failed", error_code: code, last_error: message } as const;
+    await this.deps.events?.emit(item.workspaceId, "source.failed", { ...toPublic(now) });
     return true;
   }
 }
