@@ -40,12 +40,20 @@ export function competitorsScreen(spec: Spec): Screen {
   const snapshot = h("div", { class: "output" });
 
   const domain = h("input", { type: "text", required: true, placeholder: "rival.com" });
+  // Every competitor at once, in the background: events arrive as the checks finish.
+  const checkAll = h("button", { type: "button" }, "Check all");
+  checkAll.addEventListener("click", async () => {
+    const queued = await busy(checkAll, () =>
+      feedback.run(() => api<{ queued: number }>("POST", "api/intel/competitors/check-all")),
+    );
+    if (queued) feedback.say(`${queued.queued} checks queued; new events appear below`);
+  });
   const addForm = h(
     "form",
     { class: "panel", "aria-label": "Add a competitor" },
     h("h3", null, "Add a competitor"),
     field("Domain or URL (required)", domain),
-    h("button", { type: "submit" }, "Add"),
+    h("div", { class: "actions" }, h("button", { type: "submit" }, "Add"), checkAll),
   );
   addForm.addEventListener("submit", async (event) => {
     event.preventDefault();

@@ -300,7 +300,15 @@ export function knowledgeScreen(spec: Spec): Screen {
       ...(urlName.value.trim() ? { name: urlName.value.trim() } : {}),
       ...(urlRefresh.value ? { refresh: urlRefresh.value } : {}),
     };
-    if (await feedback.run(() => api("POST", "api/knowledge", { body }), "Page added; indexing")) {
+    const added = await feedback.run(() =>
+      api<{ id: string; created?: boolean }>("POST", "api/knowledge", { body }),
+    );
+    if (added) {
+      // A page the workspace has already is refreshed rather than added twice.
+      feedback.say(
+        added.created === false ? "Already a source: refreshing it" : "Page added; indexing",
+      );
+      highlight = added.id;
       urlForm.reset();
       await refresh();
     }
