@@ -161,10 +161,10 @@ describe("indexing", () => {
     await expect(broken.handle(message, { receiveCount: 1, maxReceiveCount: 3 })).rejects.toThrow();
     expect((await sources.get(WS, item.id)).status).toBe("indexing");
     await expect(broken.handle(message, { receiveCount: 3, maxReceiveCount: 3 })).rejects.toThrow();
-    expect(await sources.get(WS, item.id)).toMatchObject({
-      status: "failed",
-      error_code: "internal_error",
-    });
+    // Never a bare internal_error: the cause is named.
+    const failed = await sources.get(WS, item.id);
+    expect(failed).toMatchObject({ status: "failed", error_code: "indexing_error" });
+    expect(failed.last_error).toContain("S3 is having a bad day");
   });
 });
 
