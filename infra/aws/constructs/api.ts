@@ -84,7 +84,6 @@ export class Api extends Construct {
       // Binary uploads arrive base64-encoded in the event and hono/aws-lambda decodes them.
       binaryMediaTypes: ["multipart/form-data", "application/octet-stream"],
       cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
     });
     // The stage's execution logs go to a group API Gateway names and would create without an
     // expiry: create it first, with one.
@@ -166,6 +165,12 @@ export class Api extends Construct {
       ResponseType.INTEGRATION_TIMEOUT,
       "504",
       errorBody("upstream_timeout", "The service did not answer in time; retry later"),
+    );
+    respond(
+      "UnsupportedMediaType",
+      ResponseType.UNSUPPORTED_MEDIA_TYPE,
+      "415",
+      errorBody("unsupported_media_type", "The request's content type is not accepted"),
     );
     // Any other refusal or failure of the gateway itself, with its own status and message.
     respond(

@@ -157,6 +157,7 @@ describe("the stack", () => {
     for (const [type, status] of [
       ["MISSING_AUTHENTICATION_TOKEN", "404"],
       ["THROTTLED", "429"],
+      ["UNSUPPORTED_MEDIA_TYPE", "415"],
       ["DEFAULT_4XX", undefined],
       ["DEFAULT_5XX", undefined],
     ] as const) {
