@@ -242,6 +242,10 @@ describe("the console in Chromium", () => {
         : "They are writing about pricing: expect prospects to compare plans.",
     }));
     await go("Competitors");
+    // Focus moves to the new screen's heading.
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.outerHTML.slice(0, 40)))
+      .toMatch(/^<h2 id="competitors-title"/);
     await page.getByLabel("Domain or URL (required)").fill(rival.origin);
     await page.getByRole("button", { name: "Add", exact: true }).click();
     const card = page.getByRole("list", { name: "Competitors" }).locator("li").first();

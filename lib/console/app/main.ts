@@ -100,7 +100,7 @@ async function start() {
     main,
   );
 
-  const route = () => {
+  const route = (event?: HashChangeEvent) => {
     if (!session.key()) return;
     const [name = "", query = ""] = location.hash.replace(/^#\/?/, "").split("?");
     const entry = SCREENS.find((s) => s.route === name) ?? SCREENS[0];
@@ -117,6 +117,13 @@ async function start() {
       else a.removeAttribute("aria-current");
     }
     document.title = `${entry.label} · KB & Intel`;
+    // Moving to another screen moves focus to its heading, so keyboard and screen reader users
+    // start there rather than on the link they left.
+    const heading = screen.el.querySelector("h2");
+    if (event && heading) {
+      heading.tabIndex = -1;
+      heading.focus();
+    }
     screen.show(new URLSearchParams(query));
   };
   window.onhashchange = route;
