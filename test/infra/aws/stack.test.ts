@@ -37,7 +37,10 @@ type Resource = { Properties: Record<string, unknown> };
  * environment), the next saving; ~150 KB is the openai SDK, of which knowledge-api needs
  * embeddings only. The search engine itself is installed beside the bundle, not in it.
  */
-const API_BUNDLE_BUDGET = 1200 * 1024;
+// 1,300 KiB since Powertools Tracer (issue 15): about 124 KiB (aws-xray-sdk-core, cls-hooked,
+// semver) in every function that uses the stores and about 50 ms of a cold start's import, for a
+// trace of each request's DynamoDB, S3, SQS and model calls (README, Operations).
+const API_BUNDLE_BUDGET = 1300 * 1024;
 
 beforeAll(async () => {
   bundles = await bundleAll(await mkdtemp(join(tmpdir(), "bundles-")), false);
@@ -527,7 +530,7 @@ describe("the stack", () => {
 
 describe("the API bundles", () => {
   it.each(apiFunctions.map((fn) => [fn.name]))(
-    "%s stays under 1,200 KiB minified, without jsdom",
+    "%s stays under 1,300 KiB minified, without jsdom",
     (name) => {
       const bundle = bundles.get(name);
       expect(bundle?.bytes).toBeGreaterThan(0);
