@@ -29,10 +29,10 @@ export const queueUrlVariable = (queue: QueueName) => `${queue.toUpperCase()}_QU
 
 /**
  * Parts of the bucket, each under its own key prefix: knowledge sources' content, chunks and
- * uploads (`ws/{ws}/kb/`), competitors' snapshots (`ws/{ws}/competitors/`), the search index
- * (`search/`).
+ * accepted files (`ws/{ws}/kb/`), presigned uploads not yet checked (`uploads/ws/{ws}/kb/`),
+ * competitors' snapshots (`ws/{ws}/competitors/`), the search index (`search/`).
  */
-export type BucketArea = "sources" | "competitors" | "search";
+export type BucketArea = "sources" | "uploads" | "competitors" | "search";
 /** What code does to objects: read them (`readVersions`: a version by id), write, delete them. */
 export type ObjectAction = "read" | "readVersions" | "write" | "delete";
 
@@ -89,7 +89,7 @@ export const apiFunctions: ApiFunction[] = [
     routes: [...knowledgeRoutes, ...crawlRoutes, ...uploadRoutes],
     access: {
       table: "readWrite",
-      bucket: { sources: ["write", "delete"], search: ["read"] },
+      bucket: { sources: ["write", "delete"], uploads: ["write"], search: ["read"] },
       sends: ["index", "crawl", "webhooks"],
       model: true,
     },
@@ -193,7 +193,7 @@ export const queueWorkers: QueueWorker[] = [
     memoryMb: 256,
     access: {
       table: "readWrite",
-      bucket: { sources: ["read", "write", "delete"] },
+      bucket: { sources: ["read", "write", "delete"], uploads: ["read", "delete"] },
       sends: ["index", "webhooks"],
     },
     load: () => import("./upload-events-worker.js"),
@@ -250,7 +250,7 @@ export const scheduledFunctions: ScheduledFunction[] = [
     timeoutSeconds: 120,
     access: {
       table: "readWrite",
-      bucket: { sources: ["read", "write", "delete"] },
+      bucket: { sources: ["read", "write", "delete"], uploads: ["read", "delete"] },
       sends: ["index", "webhooks"],
     },
     load: () => import("./watchdog.js"),

@@ -46,7 +46,10 @@ const isMissing = (err: unknown) =>
   err instanceof NotFound ||
   (err as { name?: string }).name === "NotFound";
 
-/** Objects of the service's one bucket. Every key starts with `ws/{workspaceId}/`. */
+/**
+ * Objects of the service's one bucket. Every key names its workspace: `ws/{workspaceId}/`, or
+ * `uploads/ws/{workspaceId}/` for presigned uploads not yet checked.
+ */
 export class Blobs {
   constructor(
     readonly s3: S3Client,

@@ -232,7 +232,7 @@ describe("presigned uploads", () => {
   it("signs a policy that fixes the key, the exact length and the content type", async () => {
     const upload = await pending("notes.md", "text/plain", 1234);
     expect(upload.fields).toMatchObject({
-      key: `ws/${workspaceId}/kb/${upload.id}/upload`,
+      key: `uploads/ws/${workspaceId}/kb/${upload.id}/upload`,
       "Content-Type": "text/markdown",
     });
     expect(policyOf(upload).conditions).toEqual(

@@ -2,6 +2,7 @@ import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { Access, BucketArea, ObjectAction } from "../../../functions/manifest.js";
 import { competitorBlobPrefix } from "../../../lib/competitors/snapshot.js";
 import { sourceBlobPrefix } from "../../../lib/knowledge/sources/sources.js";
+import { presignedFileKey } from "../../../lib/knowledge/uploads/files.js";
 import { TABLE_INDEXES } from "../../../lib/store/schema.js";
 import type { WorkQueues } from "./queues.js";
 import type { Storage } from "./storage.js";
@@ -9,6 +10,7 @@ import type { Storage } from "./storage.js";
 /** Where each area of the bucket lives, from the code that names its keys. */
 export const AREA_KEYS: Record<BucketArea, string> = {
   sources: `${sourceBlobPrefix("*", "*")}*`,
+  uploads: presignedFileKey("*", "*"),
   competitors: `${competitorBlobPrefix("*", "*")}*`,
   // lib/search/config.ts: the index of a deploy is `s3://<bucket>/search`.
   search: "search/*",
@@ -35,7 +37,8 @@ const TABLE_ACTIONS = {
 
 /** Why the object grants name a pattern: each area's keys start with a workspace's id. */
 export const PREFIX_GRANT_REASON =
-  "Objects are granted by their area's key prefix (ws/*/kb/*, ws/*/competitors/*, search/*): " +
+  "Objects are granted by their area's key prefix (ws/*/kb/*, uploads/ws/*/kb/*/upload, " +
+  "ws/*/competitors/*, search/*): " +
   "workspaces are created at run time, so the workspace id in the key is a wildcard; tenants are " +
   "kept apart by the code, which keys every object by the caller's workspace.";
 

@@ -3,6 +3,7 @@ import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
+import { UPLOADS_PREFIX } from "../../../lib/knowledge/uploads/files.js";
 import { TABLE_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from "../../../lib/store/schema.js";
 
 export interface StorageProps {
@@ -48,6 +49,14 @@ export class Storage extends Construct {
           expiredObjectDeleteMarker: true,
         },
         { id: "incomplete-multipart", abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        {
+          // A presigned upload is checked and moved within minutes, or failed by the watchdog
+          // after its URL's lifetime and grace; what is left is never read again.
+          id: "abandoned-uploads",
+          prefix: UPLOADS_PREFIX,
+          expiration: Duration.days(1),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
       ],
       // Browsers post presigned uploads straight to the bucket, from the allowed origins only.
       ...(props.corsOrigins.length > 0

@@ -8,20 +8,24 @@ import {
 } from "../../files/types.js";
 import { sourceBlobPrefix } from "../sources/sources.js";
 
+/** Where presigned uploads land until they are checked: the bucket expires what is left there. */
+export const UPLOADS_PREFIX = "uploads/";
+
 /**
- * Where a file source's original lives, by how it came: `upload` for the presigned flow (the
- * bucket's ObjectCreated notification is filtered on that suffix), `file` for multipart bodies
- * stored by the API itself (no event needed).
+ * Where a file source's original lives, by how it came: `upload` for the presigned flow, under
+ * `uploads/` (the bucket's ObjectCreated notification is filtered on that prefix and suffix, and
+ * its lifecycle expires what a failed or abandoned upload leaves), `file` for an accepted upload
+ * and for multipart bodies stored by the API itself (no event needed).
  */
 export const presignedFileKey = (workspaceId: string, id: string) =>
-  `${sourceBlobPrefix(workspaceId, id)}upload`;
+  `${UPLOADS_PREFIX}${sourceBlobPrefix(workspaceId, id)}upload`;
 export const storedFileKey = (workspaceId: string, id: string) =>
   `${sourceBlobPrefix(workspaceId, id)}file`;
 
-const PRESIGNED_KEY = /^ws\/([^/]+)\/kb\/([^/]+)\/upload$/;
+const PRESIGNED_KEY = /^uploads\/ws\/([^/]+)\/kb\/([^/]+)\/upload$/;
 
 /** Which object-created notifications the upload queue receives (AWS and local alike). */
-export const UPLOAD_NOTIFICATION_FILTER = { prefix: "ws/", suffix: "/upload" } as const;
+export const UPLOAD_NOTIFICATION_FILTER = { prefix: UPLOADS_PREFIX, suffix: "/upload" } as const;
 
 /** The workspace and source a presigned upload's object key belongs to. */
 export function parsePresignedKey(key: string): { workspaceId: string; id: string } | undefined {

@@ -146,7 +146,7 @@ describe("the stack", () => {
               Key: {
                 FilterRules: Match.arrayWith([
                   { Name: "suffix", Value: "/upload" },
-                  { Name: "prefix", Value: "ws/" },
+                  { Name: "prefix", Value: "uploads/" },
                 ]),
               },
             },
@@ -284,6 +284,7 @@ describe("the stack", () => {
         Rules: Match.arrayWith([
           Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 30 } }),
           Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+          Match.objectLike({ Prefix: "uploads/", ExpirationInDays: 1 }),
         ]),
       },
       PublicAccessBlockConfiguration: {
@@ -449,7 +450,9 @@ describe("the stack", () => {
       for (const st of statementsOf(fn.name)) {
         const resource = JSON.stringify(st.Resource);
         if ([st.Action].flat().some((a) => a.startsWith("s3:") && a !== "s3:ListBucket")) {
-          expect(resource, fn.name).toMatch(/\/(ws\/\*\/(kb|competitors)\/\*\/\*|search\/\*)"/);
+          expect(resource, fn.name).toMatch(
+            /\/(ws\/\*\/(kb|competitors)\/\*\/\*|uploads\/ws\/\*\/kb\/\*\/upload|search\/\*)"/,
+          );
         }
         expect(resource, fn.name).not.toMatch(/\/index\/\*/);
       }
