@@ -345,6 +345,70 @@ describe("crawl API", () => {
     expect(elsewhere.status).toBe(404);
   });
 
+  it("schedules a crawl's refresh and stops it; a scheduled run's schedule is its first crawl's", async () => {
+    const ws = "ws_schedule";
+    const res = await call(
+      localApp,
+      "POST",
+      "/api/knowledge/crawl",
+      { seedUrl: `${site.origin}/`, refresh: "weekly" },
+      ws,
+    );
+    const { crawlId } = (await res.json()) as { crawlId: string };
+    const stored = async () =>
+      (await aws.table.get<Record<string, unknown> & { pk: string; sk: string }>(
+        `WS#${ws}`,
+        `CRAWL#${crawlId}`,
+      )) ?? {};
+    expect(await stored()).toMatchObject({
+      refresh: "weekly",
+      gsi2pk: expect.stringMatching(/^REFRESH#weekly#\d+$/),
+    });
+    const daily = await call(
+      localApp,
+      "PATCH",
+      `/api/knowledge/crawl/${crawlId}`,
+      { refresh: "daily" },
+      ws,
+    );
+    expect(await daily.json()).toMatchObject({ crawlId, refresh: "daily", refreshOf: null });
+    expect(await stored()).toMatchObject({ gsi2pk: expect.stringMatching(/^REFRESH#daily#\d+$/) });
+    const off = await call(
+      localApp,
+      "PATCH",
+      `/api/knowledge/crawl/${crawlId}`,
+      { refresh: null },
+      ws,
+    );
+    expect(await off.json()).toMatchObject({ refresh: null });
+    expect(await stored()).not.toHaveProperty("gsi2pk");
+    for (const body of [{}, { refresh: "hourly" }, { refresh: "daily", maxPages: 3 }]) {
+      const bad = await call(localApp, "PATCH", `/api/knowledge/crawl/${crawlId}`, body, ws);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+    }
+    const run = await crawls.start(
+      ws,
+      {
+        seedUrl: `${site.origin}/`,
+        maxPages: 5,
+        maxDepth: 1,
+        includeSubdomains: false,
+        includePaths: [],
+        excludePaths: [],
+      },
+      undefined,
+      { refreshOf: crawlId },
+    );
+    const refused = await call(
+      localApp,
+      "PATCH",
+      `/api/knowledge/crawl/${run.crawlId}`,
+      { refresh: "daily" },
+      ws,
+    );
+    expect(refused.status).toBe(409);
+  });
+
   it("documents its routes", () => {
     const doc = openApiDocument(crawlRoutes);
     expect(Object.keys(doc.paths ?? {}).sort()).toEqual([

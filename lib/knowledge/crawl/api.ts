@@ -9,6 +9,7 @@ import {
   getCrawl,
   listCrawlPages,
   listCrawls,
+  patchCrawl,
   startCrawl,
 } from "./routes.js";
 
@@ -58,6 +59,13 @@ export function crawlApi({ crawls, sources, allowPrivate, quotas }: CrawlApiDeps
 
   app.openapi(cancelCrawl, async (c) => {
     const crawl = await crawls.cancel(c.get("workspaceId"), c.req.valid("param").crawlId);
+    return c.json(toPublicCrawl(crawl), 200);
+  });
+
+  app.openapi(patchCrawl, async (c) => {
+    const { crawlId } = c.req.valid("param");
+    const { refresh } = c.req.valid("json");
+    const crawl = await crawls.setRefresh(c.get("workspaceId"), crawlId, refresh);
     return c.json(toPublicCrawl(crawl), 200);
   });
 

@@ -140,6 +140,27 @@ export class Crawls {
     return crawl;
   }
 
+  /**
+   * Sets or (null) removes a crawl's refresh schedule. A scheduled run has none of its own: its
+   * schedule is the first crawl's.
+   */
+  async setRefresh(
+    workspaceId: string,
+    crawlId: string,
+    schedule: RefreshSchedule | null,
+  ): Promise<CrawlItem> {
+    const crawl = await this.get(workspaceId, crawlId);
+    if (crawl.refreshOf) {
+      throw conflict(
+        `This is a scheduled run of ${crawl.refreshOf}; change that crawl's schedule`,
+        {
+          refreshOf: crawl.refreshOf,
+        },
+      );
+    }
+    return this.store.setRefresh(crawl, schedule);
+  }
+
   /** Records a scheduled crawl's latest run. */
   async noteRun(crawl: CrawlItem, runId: string): Promise<void> {
     await this.store.setLastRun(crawl, runId);

@@ -226,6 +226,21 @@ export const listCrawls = createRoute({
   },
 });
 
+export const patchCrawl = createRoute({
+  operationId: "patchCrawl",
+  method: "patch",
+  path: "/api/knowledge/crawl/{crawlId}",
+  tags,
+  summary: "Schedule a crawl's refresh, or stop it",
+  description:
+    "`refresh` daily or weekly runs the crawl again on that schedule; null stops it. A scheduled run's own schedule cannot be set (409): set the first crawl's.",
+  request: {
+    params: CrawlParams,
+    body: jsonBody(z.strictObject({ refresh: z.enum(REFRESH_SCHEDULES).nullable() })),
+  },
+  responses: { 200: jsonResponse(CrawlSchema, "The crawl"), ...commonErrors, ...conflict },
+});
+
 export const deleteCrawlSources = createRoute({
   operationId: "deleteCrawlSources",
   method: "delete",
@@ -250,5 +265,6 @@ export const crawlRoutes = [
   getCrawl,
   listCrawlPages,
   cancelCrawl,
+  patchCrawl,
   deleteCrawlSources,
 ];

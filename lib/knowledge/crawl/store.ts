@@ -7,6 +7,7 @@ import { type Item, type Page, type Table, wsKey } from "../../store/table.js";
 import { nextPace, type Observation, startGap } from "../../web/pace.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
 import type { RefreshSchedule } from "../sources/fields.js";
+import { refreshMarker, SCHEDULE_MARKER } from "../sources/schedule.js";
 
 /**
  * The state of crawls in the table, all under the workspace's partition:
@@ -171,6 +172,21 @@ export class CrawlStore {
 
   createCrawl(crawl: CrawlItem): Promise<boolean> {
     return this.deps.table.create(crawl);
+  }
+
+  async setRefresh(crawl: CrawlItem, schedule: RefreshSchedule | null): Promise<CrawlItem> {
+    const updated = await this.deps.table.update<CrawlItem>(
+      crawl.pk,
+      crawl.sk,
+      {
+        refresh: schedule,
+        ...(schedule ? refreshMarker(crawl.workspaceId, crawl.crawlId, schedule) : {}),
+      },
+      undefined,
+      schedule ? [] : SCHEDULE_MARKER,
+    );
+    if (!updated) throw new Error(`Crawl ${crawl.crawlId} is gone`);
+    return updated;
   }
 
   async setLastRun(crawl: CrawlItem, runId: string): Promise<void> {
