@@ -4,8 +4,8 @@ import { APIError } from "openai";
 import { logger } from "../log.js";
 import { count } from "../metrics.js";
 import { traced } from "../tracing.js";
-import { toLlmError } from "./errors.js";
 import { type RetryPolicy, retryDelay } from "./retry.js";
+import { toLlmError } from "./sdk-errors.js";
 
 export interface CallOptions {
   /** Epoch milliseconds by which the whole operation must end; defaults to now + LLM_TIMEOUT_MS. */

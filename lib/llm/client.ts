@@ -10,7 +10,8 @@ import {
   sendWithRetries,
   type Usage,
 } from "./call.js";
-import { llmError, llmUnavailable, toLlmError, upstreamTimeout } from "./errors.js";
+import { llmError, llmUnavailable, upstreamTimeout } from "./errors.js";
+import { toLlmError } from "./sdk-errors.js";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";

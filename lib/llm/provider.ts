@@ -2,8 +2,8 @@ import OpenAI from "openai";
 import type { Provider } from "./call.js";
 import { LlmClient } from "./client.js";
 import { type BatchLimits, Embedder } from "./embeddings.js";
-import { KeyUnavailableError } from "./errors.js";
 import type { RetryPolicy } from "./retry.js";
+import { KeyUnavailableError } from "./sdk-errors.js";
 import type { KeyProvider, LlmSettings } from "./settings.js";
 
 export interface Llm {
