@@ -309,6 +309,8 @@ describe("competitors API", () => {
             workspaceId: "ws_a",
             competitorId,
             requestedAt: expect.any(String),
+            // The request's id travels with each message to the worker's log lines.
+            correlationId: expect.any(String),
           })),
         ),
       );

@@ -107,6 +107,14 @@ beforeAll(async () => {
   idsOfA.evt_ = events.map((e) => e.id);
   const artifact = await seedArtifact(h.rt, h.rt.key, "Wombatology persona");
   if (artifact) idsOfA.art_ = [artifact];
+  const webhook = await jsonOf(
+    await asA("/api/webhooks", {
+      method: "POST",
+      json: { url: `${site.origin}/hooks/zebracornium`, events: ["source.indexed"] },
+    }),
+    201,
+  );
+  idsOfA.wh_ = [String(webhook.id)];
   // The fixtures are what the matrix stands on: a crawl page became a source, a change an event.
   expect(sources.map((s) => s.status)).not.toContain("indexing");
   expect(sources.length).toBeGreaterThanOrEqual(2);

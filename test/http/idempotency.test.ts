@@ -210,6 +210,7 @@ describe("the create routes", () => {
       "POST /api/knowledge",
       "POST /api/knowledge/crawl",
       "POST /api/knowledge/uploads",
+      "POST /api/webhooks",
     ]);
   });
 });
