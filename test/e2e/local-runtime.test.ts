@@ -164,9 +164,14 @@ describe("the local runtime, end to end", () => {
     }
     expect(crawl).toMatchObject({ status: "completed", pagesIndexed: 3 });
     const sources = (await (await call("/api/knowledge?type=url&limit=100")).json()) as {
-      sources: Array<{ crawl_id: string | null }>;
+      sources: Array<{ crawl_id: string | null; source_url_or_path: string }>;
     };
-    expect(sources.sources.filter((s) => s.crawl_id === crawlId)).toHaveLength(3);
+    // One source per page: /pricing, added by URL above, was refreshed in place (it keeps being
+    // the source it was), and the crawl added the other two.
+    const urls = sources.sources.map((s) => s.source_url_or_path);
+    expect(urls.sort()).toEqual([...new Set(urls)].sort());
+    expect(urls.filter((url) => url.startsWith(site.origin))).toHaveLength(3);
+    expect(sources.sources.filter((s) => s.crawl_id === crawlId)).toHaveLength(2);
   });
 
   it("answers chat grounded in the knowledge base, with citations", async () => {
