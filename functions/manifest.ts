@@ -265,6 +265,16 @@ export const scheduledFunctions: ScheduledFunction[] = [
     access: { table: "read", sends: ["checks"] },
     load: () => import("./competitor-sweep.js"),
   },
+  {
+    name: "refresh",
+    entry: "functions/refresh.ts",
+    // Hourly: each scheduled source or crawl has one hour of the day (daily) or week (weekly).
+    cron: "15 * * * *",
+    cronVariable: "REFRESH_CRON",
+    timeoutSeconds: 300,
+    access: { table: "readWrite", sends: ["index", "crawl"] },
+    load: () => import("./refresh.js"),
+  },
 ];
 
 /** The cron expression a scheduled function runs on, after its override variable. */
