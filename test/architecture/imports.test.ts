@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { apiFunctions, queueWorkers, scheduledFunctions } from "../../functions/manifest.js";
 
 /**
  * The layering rules of DESIGN.md, read from the import statements themselves: no import circles
@@ -83,5 +84,11 @@ describe("the import graph", () => {
         /from\s+["']aws-lambda["']/.test(readFileSync(join(root, file), "utf8")) ? [file] : [],
       );
     expect(lambda).toEqual([]);
+  });
+
+  it("deploys every function file: each is an entry of the manifest, and each entry a file", () => {
+    const entries = [...apiFunctions, ...queueWorkers, ...scheduledFunctions].map((f) => f.entry);
+    const handlers = sourceFiles("functions").filter((file) => file !== "functions/manifest.ts");
+    expect(handlers.sort()).toEqual([...entries].sort());
   });
 });
