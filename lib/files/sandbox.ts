@@ -18,8 +18,9 @@ import type { SandboxReply, SandboxRequest, SandboxTasks } from "./parse-worker.
  * content, and the message is retried.
  *
  * A thread runs one task at a time. After a clean answer it goes to the first task in line if
- * that one wants the same heap limit, or waits, unreferenced, for the next (at most MAX_IDLE
- * wait), so a warm process does not pay thread start-up (module loading) for every file or page;
+ * that one wants the same heap limit, or waits, unreferenced, for the next (at most MAX_IDLE of
+ * each kind wait), so a warm process does not pay thread start-up (module loading) for every file
+ * or page;
  * after a timeout, running out of memory or a crash it is discarded.
  *
  * Which script a thread runs depends on how this module itself was loaded:
@@ -63,6 +64,7 @@ export interface Failures {
   outOfMemory(heapMb: number): Error;
 }
 
+/** Idle threads kept per kind of task (task and heap limit). */
 const MAX_IDLE = 2;
 /** The young generation of a thread, pinned so that what it may use is known. */
 const YOUNG_GENERATION_MB = 48;
@@ -271,9 +273,15 @@ export class Sandbox {
     return thread;
   }
 
-  /** Keeps a thread for the next task, unreferenced, or ends it when enough are kept. */
+  /**
+   * Keeps a thread for the next task of its kind, unreferenced, or ends it when enough of its
+   * kind are kept. Per kind, because a worker alternates kinds (a crawl page is read, then its
+   * source chunked): one shared pool of two would end a warm thread of one kind to keep the
+   * other, and every page would pay a thread's start-up (about a second with jsdom). Idle threads
+   * hold memory only while nobody needs it: a task the budget cannot fit ends them (`dispatch`).
+   */
   private park(thread: Thread) {
-    if (this.idle.length < MAX_IDLE) {
+    if (this.idle.filter((idle) => idle.fits === thread.fits).length < MAX_IDLE) {
       thread.worker.unref();
       this.idle.push(thread);
     } else {
