@@ -9,6 +9,7 @@ import {
   jsonBody,
   jsonResponse,
   limitParam,
+  pageOf,
 } from "../http/schemas.js";
 import { SECTIONS as EVENT_TYPES } from "./sections.js";
 import { SEVERITIES } from "./severity.js";
@@ -109,10 +110,7 @@ export const listCompetitors = createRoute({
   summary: "List tracked competitors, newest first",
   request: { query: z.object({ limit: limitParam(50, 100), cursor: cursorParam }) },
   responses: {
-    200: jsonResponse(
-      z.object({ competitors: z.array(CompetitorSchema), nextCursor: z.string().nullable() }),
-      "One page of competitors",
-    ),
+    200: jsonResponse(pageOf("competitors", CompetitorSchema), "One page of competitors"),
     ...commonErrors,
   },
 });
@@ -248,10 +246,7 @@ export const listEvents = createRoute({
     }),
   },
   responses: {
-    200: jsonResponse(
-      z.object({ events: z.array(EventSchema), nextCursor: z.string().nullable() }),
-      "One page of events",
-    ),
+    200: jsonResponse(pageOf("events", EventSchema), "One page of events"),
     ...commonErrors,
   },
 });

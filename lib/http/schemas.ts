@@ -68,6 +68,13 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
   content: { "application/json": { schema } },
 });
 
+/** One page of a list: its items under `key`, and the cursor of the next page (null on the last). */
+export const pageOf = <K extends string, T extends z.ZodType>(key: K, item: T) =>
+  z.object({
+    ...({ [key]: z.array(item) } as Record<K, z.ZodArray<T>>),
+    nextCursor: z.string().nullable(),
+  });
+
 export const limitParam = (fallback: number, max: number) =>
   z.coerce
     .number()

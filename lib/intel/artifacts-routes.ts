@@ -7,6 +7,7 @@ import {
   jsonBody,
   jsonResponse,
   limitParam,
+  pageOf,
 } from "../http/schemas.js";
 import { relaxed } from "../llm/structured.js";
 import { INTEL_MODULES, MODULE_NAMES } from "./modules/index.js";
@@ -108,9 +109,7 @@ export const listArtifacts = createRoute({
   },
   responses: {
     200: jsonResponse(
-      z
-        .object({ artifacts: z.array(ArtifactSummarySchema), nextCursor: z.string().nullable() })
-        .openapi("ArtifactList"),
+      pageOf("artifacts", ArtifactSummarySchema).openapi("ArtifactList"),
       "A page of artifacts",
     ),
     ...commonErrors,

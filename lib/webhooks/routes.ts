@@ -8,6 +8,7 @@ import {
   jsonBody,
   jsonResponse,
   limitParam,
+  pageOf,
 } from "../http/schemas.js";
 import { MAX_URL_LENGTH } from "../web/url.js";
 import { MAX_ENDPOINTS } from "./endpoints.js";
@@ -102,10 +103,7 @@ export const listWebhooks = createRoute({
   summary: "List webhook endpoints, newest first",
   request: { query: z.strictObject({ limit: limitParam(20, 100), cursor: cursorParam }) },
   responses: {
-    200: jsonResponse(
-      z.object({ webhooks: z.array(EndpointSchema), nextCursor: z.string().nullable() }),
-      "One page of endpoints",
-    ),
+    200: jsonResponse(pageOf("webhooks", EndpointSchema), "One page of endpoints"),
     ...commonErrors,
   },
 });
@@ -144,10 +142,7 @@ export const listDeliveries = createRoute({
     query: z.strictObject({ limit: limitParam(20, 100), cursor: cursorParam }),
   },
   responses: {
-    200: jsonResponse(
-      z.object({ deliveries: z.array(AttemptSchema), nextCursor: z.string().nullable() }),
-      "One page of attempts",
-    ),
+    200: jsonResponse(pageOf("deliveries", AttemptSchema), "One page of attempts"),
     ...commonErrors,
   },
 });

@@ -8,6 +8,7 @@ import {
   jsonBody,
   jsonResponse,
   limitParam,
+  pageOf,
 } from "../../http/schemas.js";
 import { MAX_URL_LENGTH } from "../../web/url.js";
 import { REFRESH_SCHEDULES } from "../sources/fields.js";
@@ -187,10 +188,7 @@ export const listCrawlPages = createRoute({
     }),
   },
   responses: {
-    200: jsonResponse(
-      z.object({ pages: z.array(CrawlPageSchema), nextCursor: z.string().nullable() }),
-      "One page of the report",
-    ),
+    200: jsonResponse(pageOf("pages", CrawlPageSchema), "One page of the report"),
     ...commonErrors,
   },
 });
@@ -218,10 +216,7 @@ export const listCrawls = createRoute({
   summary: "List crawls, newest first",
   request: { query: z.strictObject({ limit: limitParam(20, 100), cursor: cursorParam }) },
   responses: {
-    200: jsonResponse(
-      z.object({ crawls: z.array(CrawlSchema), nextCursor: z.string().nullable() }),
-      "One page of crawls",
-    ),
+    200: jsonResponse(pageOf("crawls", CrawlSchema), "One page of crawls"),
     ...commonErrors,
   },
 });

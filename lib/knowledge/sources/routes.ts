@@ -8,6 +8,7 @@ import {
   jsonBody,
   jsonResponse,
   limitParam,
+  pageOf,
 } from "../../http/schemas.js";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from "../../search/terms.js";
 import { REFRESH_SCHEDULES, SOURCE_STATUSES, SOURCE_TYPES } from "./fields.js";
@@ -159,10 +160,7 @@ export const listSources = createRoute({
     }),
   },
   responses: {
-    200: jsonResponse(
-      z.object({ sources: z.array(SourceSchema), nextCursor: z.string().nullable() }),
-      "One page of sources",
-    ),
+    200: jsonResponse(pageOf("sources", SourceSchema), "One page of sources"),
     ...commonErrors,
   },
 });
