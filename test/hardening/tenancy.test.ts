@@ -303,7 +303,14 @@ describe("tenant isolation: what the model sees for B", () => {
   beforeAll(saveBrandOfB);
 
   /** Runs a call as B and answers what the model was sent meanwhile, as one text. */
+  /**
+   * What the model was sent for B's `question`: the requests made meanwhile that carry it (its
+   * embedding, the chat prompt). The runtime's own work for A (a late embedding, a brief) may
+   * reach the shared fake model in the same moment; it is not B's prompt, and a passage of A's
+   * in B's prompt would still be found here, beside B's question.
+   */
   async function promptsDuring(
+    question: string,
     call: () => Promise<Response>,
   ): Promise<{ text: string; sent: string }> {
     const from = h.model.requests.length;
@@ -313,16 +320,15 @@ describe("tenant isolation: what the model sees for B", () => {
     const sent = h.model.requests
       .slice(from)
       .map((r) => JSON.stringify(r.body))
+      .filter((body) => body.includes(question))
       .join("\n");
     return { text, sent };
   }
 
   it("builds B's chat prompt from B's brand and sources only", async () => {
-    const { text, sent } = await promptsDuring(() =>
-      asB("/api/chat", {
-        method: "POST",
-        json: { message: "What does the pricing plan cost per month, and who are we?" },
-      }),
+    const question = "What does the pricing plan cost per month, and who are we?";
+    const { text, sent } = await promptsDuring(question, () =>
+      asB("/api/chat", { method: "POST", json: { message: question } }),
     );
     expect(sent).toContain("Beta Bakery");
     expect(sent).toContain("12 euros per month");
@@ -331,11 +337,9 @@ describe("tenant isolation: what the model sees for B", () => {
   });
 
   it("streams B's chat from B's data only", async () => {
-    const { text, sent } = await promptsDuring(() =>
-      asB("/api/chat", {
-        method: "POST",
-        json: { message: "Which plan costs credits per month?", stream: true },
-      }),
+    const question = "Which plan costs credits per month?";
+    const { text, sent } = await promptsDuring(question, () =>
+      asB("/api/chat", { method: "POST", json: { message: question, stream: true } }),
     );
     expect(text).toContain("event: done");
     expect(sent).toContain("Beta Bakery");

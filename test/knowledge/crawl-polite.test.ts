@@ -98,5 +98,7 @@ describe("a crawl meeting a busy and a broken page", () => {
     for (let i = 1; i < busy.length; i++) {
       expect((busy[i] ?? 0) - (busy[i - 1] ?? 0)).toBeGreaterThanOrEqual(950);
     }
-  });
+    // About 40 s alone: each retry and the watch go back through the queue with delays of whole
+    // seconds. Room for a loaded machine; the time is not what this test asserts.
+  }, 120_000);
 });
