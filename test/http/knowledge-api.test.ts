@@ -212,11 +212,17 @@ describe("bad input", () => {
       { name: "" },
       { name: "x".repeat(201) },
       { refresh: "hourly" },
-      { refresh: "daily" },
     ]) {
       const res = await rt.call(`/api/knowledge/${sourceId}`, { method: "PATCH", json: body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
+    // A well-formed schedule on a text source: the request is valid, the source's type refuses it.
+    const res = await rt.call(`/api/knowledge/${sourceId}`, {
+      method: "PATCH",
+      json: { refresh: "daily" },
+    });
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("conflict");
   });
 
   it("refuses URLs it can judge without fetching: other schemes, credentials, private addresses", async () => {

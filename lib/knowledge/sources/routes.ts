@@ -3,6 +3,7 @@ import {
   booleanParam,
   commonErrors,
   cursorParam,
+  errorResponse,
   IdempotencyHeaders,
   idempotencyErrors,
   jsonBody,
@@ -197,7 +198,11 @@ export const patchSource = createRoute({
         }),
     ),
   },
-  responses: { 200: jsonResponse(SourceSchema, "The updated source"), ...commonErrors },
+  responses: {
+    200: jsonResponse(SourceSchema, "The updated source"),
+    ...commonErrors,
+    409: errorResponse("`conflict`: a `refresh` schedule for a source that is not a web page"),
+  },
 });
 
 export const reindexSource = createRoute({

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { mapLimit } from "../../async.js";
-import { conflict, invalid, isDomainError, notFound, serviceUnavailable } from "../../errors.js";
+import { conflict, isDomainError, notFound, serviceUnavailable } from "../../errors.js";
 import { isId, newId } from "../../ids.js";
 import { logger } from "../../log.js";
 import type { Blobs, StoredObject } from "../../store/blobs.js";
@@ -361,9 +361,13 @@ export class Sources {
   async update(workspaceId: string, id: string, changes: SourceChanges): Promise<SourceItem> {
     const current = await this.get(workspaceId, id);
     if (changes.refresh !== undefined && current.type !== "url") {
-      throw invalid("Only URL sources can be refreshed on a schedule", {
-        issues: [{ path: "refresh", message: `A ${current.type} source has no page to refetch` }],
-      });
+      // The request is well formed; this source's type is what refuses it.
+      throw conflict(
+        `Only URL sources can be refreshed on a schedule: a ${current.type} source has no page to refetch`,
+        {
+          path: "refresh",
+        },
+      );
     }
     const schedule = changes.refresh;
     const item = await this.deps.table.update<SourceItem>(
