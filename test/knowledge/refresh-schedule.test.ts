@@ -163,7 +163,9 @@ describe("the hourly run", () => {
       { table: aws.table, sources, crawls, quotas: spent },
       hourOf(slotOf(item.id, "weekly")),
     );
-    expect(run).toMatchObject({ sources: 0, skipped: 1 });
+    // Other sources of the workspace may share the slot (it is a hash of the id): none is run.
+    expect(run.sources).toBe(0);
+    expect(run.skipped).toBeGreaterThanOrEqual(1);
     await aws.queues.idle();
     expect((await source(item.id)).last_checked_at).toBe(before.last_checked_at);
   });
