@@ -55,7 +55,8 @@ interface Source {
 }
 
 async function waitFor(id: string, status: string): Promise<Source> {
-  for (let i = 0; i < 200; i++) {
+  // By the clock, not a count of polls: on a loaded machine each poll itself is slow.
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
     const source = (await (await call(`/api/knowledge/${id}`)).json()) as Source;
     if (source.status === status) return source;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -164,15 +165,18 @@ describe("the local runtime, end to end", () => {
     }
     expect(crawl).toMatchObject({ status: "completed", pagesIndexed: 3 });
     const sources = (await (await call("/api/knowledge?type=url&limit=100")).json()) as {
-      sources: Array<{ crawl_id: string | null; source_url_or_path: string }>;
+      sources: Array<{ id: string; crawl_id: string | null; source_url_or_path: string }>;
     };
     // One source per page: /pricing, added by URL above, was refreshed in place (it keeps being
     // the source it was), and the crawl added the other two.
     const urls = sources.sources.map((s) => s.source_url_or_path);
     expect(urls.sort()).toEqual([...new Set(urls)].sort());
     expect(urls.filter((url) => url.startsWith(site.origin))).toHaveLength(3);
-    expect(sources.sources.filter((s) => s.crawl_id === crawlId)).toHaveLength(2);
-  });
+    const pages = sources.sources.filter((s) => s.crawl_id === crawlId);
+    expect(pages).toHaveLength(2);
+    // A crawl counts a page once its source is created; the source's own indexing follows.
+    for (const page of pages) await waitFor(page.id, "indexed");
+  }, 60_000);
 
   it("answers chat grounded in the knowledge base, with citations", async () => {
     const brand = await call("/api/brand", {
