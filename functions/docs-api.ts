@@ -12,6 +12,7 @@ import { invocation } from "../lib/invocation.js";
 import { crawlRoutes } from "../lib/knowledge/crawl/routes.js";
 import { knowledgeRoutes } from "../lib/knowledge/sources/routes.js";
 import { uploadRoutes } from "../lib/knowledge/uploads/routes.js";
+import { usageRoutes } from "../lib/limits/routes.js";
 import { webhookRoutes } from "../lib/webhooks/routes.js";
 
 /**
@@ -28,6 +29,7 @@ export const documentedRoutes = [
   ...generateRoutes,
   ...artifactRoutes,
   ...webhookRoutes,
+  ...usageRoutes,
 ];
 
 /** The API reference (/openapi.json, /docs) and /health, public. It touches no store, so it reads only CORS_ORIGINS. */

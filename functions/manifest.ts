@@ -11,6 +11,7 @@ import { intelRoutes } from "../lib/intel/routes.js";
 import { crawlRoutes } from "../lib/knowledge/crawl/routes.js";
 import { knowledgeRoutes } from "../lib/knowledge/sources/routes.js";
 import { uploadRoutes } from "../lib/knowledge/uploads/routes.js";
+import { usageRoutes } from "../lib/limits/routes.js";
 import { webhookRoutes } from "../lib/webhooks/routes.js";
 
 /**
@@ -100,7 +101,7 @@ export const apiFunctions: ApiFunction[] = [
   {
     name: "intel-api",
     entry: "functions/intel-api.ts",
-    routes: [...intelRoutes, ...generateRoutes, ...artifactRoutes],
+    routes: [...intelRoutes, ...generateRoutes, ...artifactRoutes, ...usageRoutes],
     access: { table: "readWrite", bucket: { search: ["read"] }, model: true },
     memoryMb: 1024,
     nodeModules: SEARCH_ENGINE,

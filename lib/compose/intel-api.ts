@@ -10,7 +10,7 @@ import { apiBase } from "./api.js";
 import { llmOf } from "./llm.js";
 import { retrieverOf } from "./retriever.js";
 
-/** intel-api: brand profile, grounded chat, intel modules and artifacts. */
+/** intel-api: brand profile, grounded chat, intel modules, artifacts and quota usage. */
 export function intelServices(config: Config) {
   const shared = apiBase(config);
   const { stores, quotas } = shared;

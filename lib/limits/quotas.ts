@@ -3,7 +3,13 @@ import { count } from "../metrics.js";
 import { type Item, type Table, wsKey } from "../store/table.js";
 
 /** The costly kinds of work each workspace may do a limited amount of per day (UTC). */
-export type QuotaKind = "crawl_pages" | "upload_bytes" | "model_calls" | "competitor_checks";
+export const QUOTA_KINDS = [
+  "crawl_pages",
+  "upload_bytes",
+  "model_calls",
+  "competitor_checks",
+] as const;
+export type QuotaKind = (typeof QUOTA_KINDS)[number];
 
 export type QuotaLimits = Record<QuotaKind, number>;
 
@@ -30,8 +36,29 @@ export interface QuotaCharge {
 /** A record that carries what its work was charged. */
 export type ChargedItem = Item & { workspaceId: string; quota?: QuotaCharge | undefined };
 
-const counterKey = (day: string, kind: QuotaKind) => `QUOTA#${day}#${kind}`;
+/** One quota today: what was taken, the limit, what is left, and when the counter starts again. */
+export interface QuotaUsage {
+  used: number;
+  limit: number;
+  remaining: number;
+  resetsAt: string;
+}
+
+/** A workspace's usage of every quota on one UTC day. */
+export interface Usage {
+  day: string;
+  quotas: Record<QuotaKind, QuotaUsage>;
+}
+
+const counterPrefix = (day: string) => `QUOTA#${day}#`;
+const counterKey = (day: string, kind: QuotaKind) => `${counterPrefix(day)}${kind}`;
 const COUNTER_FIELD = "used";
+
+/** The UTC day `now` falls in, and the epoch milliseconds its quotas reset at (the next midnight). */
+function quotaDay(now: Date) {
+  const day = now.toISOString().slice(0, 10);
+  return { day, resets: Date.parse(`${day}T00:00:00Z`) + 86_400_000 };
+}
 
 /**
  * Daily quotas: one counter per workspace, kind and UTC day, consumed with a conditional write
@@ -47,8 +74,7 @@ export class Quotas {
   async consume(workspaceId: string, kind: QuotaKind, amount = 1): Promise<QuotaCharge> {
     const limit = this.limits[kind];
     const now = new Date();
-    const day = now.toISOString().slice(0, 10);
-    const resets = Date.parse(`${day}T00:00:00Z`) + 86_400_000;
+    const { day, resets } = quotaDay(now);
     const used = await this.table.increment(
       wsKey(workspaceId),
       counterKey(day, kind),
@@ -74,6 +100,26 @@ export class Quotas {
         retryAfterSeconds: Math.ceil((resets - now.getTime()) / 1000),
       },
     );
+  }
+
+  /** How much of each quota the workspace has used today (UTC): one query of the day's counters. */
+  async usage(workspaceId: string): Promise<Usage> {
+    const { day, resets } = quotaDay(new Date());
+    const prefix = counterPrefix(day);
+    const counters = await this.table.all<Item & { used?: number }>(wsKey(workspaceId), prefix, [
+      "sk",
+      COUNTER_FIELD,
+    ]);
+    const usedOf = new Map(counters.map((c) => [c.sk.slice(prefix.length), Number(c.used ?? 0)]));
+    const resetsAt = new Date(resets).toISOString();
+    const quotas = Object.fromEntries(
+      QUOTA_KINDS.map((kind) => {
+        const limit = this.limits[kind];
+        const used = usedOf.get(kind) ?? 0;
+        return [kind, { used, limit, remaining: Math.max(0, limit - used), resetsAt }];
+      }),
+    ) as Record<QuotaKind, QuotaUsage>;
+    return { day, quotas };
   }
 }
 

@@ -135,6 +135,47 @@ describe("a refused consumption", () => {
   });
 });
 
+describe("a workspace's usage", () => {
+  const at = (iso: string) => vi.setSystemTime(Date.parse(iso));
+
+  it("reads every quota's counter of the current UTC day, and only the workspace's own", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const workspaceId = freshWorkspace();
+      const other = freshWorkspace();
+      at("2026-03-13T23:59:59.900Z");
+      await quotas.consume(workspaceId, "upload_bytes", 40);
+      at("2026-03-14T00:00:00.000Z");
+      await quotas.consume(workspaceId, "crawl_pages", 30);
+      await quotas.consume(workspaceId, "crawl_pages", 7);
+      at("2026-03-14T23:59:59.000Z");
+      await quotas.consume(workspaceId, "model_calls", LIMIT);
+      await quotas.consume(other, "competitor_checks", 3);
+
+      const resetsAt = "2026-03-15T00:00:00.000Z";
+      expect(await quotas.usage(workspaceId)).toEqual({
+        day: "2026-03-14",
+        quotas: {
+          crawl_pages: { used: 37, limit: LIMIT, remaining: LIMIT - 37, resetsAt },
+          // Yesterday's bytes are not today's.
+          upload_bytes: { used: 0, limit: LIMIT, remaining: LIMIT, resetsAt },
+          model_calls: { used: LIMIT, limit: LIMIT, remaining: 0, resetsAt },
+          competitor_checks: { used: 0, limit: LIMIT, remaining: LIMIT, resetsAt },
+        },
+      });
+      expect((await quotas.usage(other)).quotas.competitor_checks.used).toBe(3);
+
+      // At midnight every quota starts again.
+      at("2026-03-15T00:00:00.000Z");
+      const tomorrow = await quotas.usage(workspaceId);
+      expect(tomorrow.day).toBe("2026-03-15");
+      expect(Object.values(tomorrow.quotas).map((q) => q.used)).toEqual([0, 0, 0, 0]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
 describe("refunds", () => {
   it("returns the unused part of a charge once, however often and concurrently it is asked", async () => {
     const workspaceId = freshWorkspace();
