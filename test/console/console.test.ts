@@ -28,6 +28,7 @@ const SHOTS =
     ? join(import.meta.dirname, "screenshots")
     : join(tmpdir(), "kb-console-screenshots");
 const API_KEY = "console-e2e-key-0123456789abcdef";
+const LAUNCH_PLAN = "# Launch plan\nThe spring launch targets mid-market SaaS teams in Europe.";
 
 let dataDir: string;
 let server: LocalProcess;
@@ -154,12 +155,11 @@ describe("the console in Chromium", () => {
   });
 
   it("uploads a dropped file through the presigned upload, with its progress", async () => {
-    const files = await page.evaluateHandle(() => {
+    const files = await page.evaluateHandle((text) => {
       const transfer = new DataTransfer();
-      const text = "# Launch plan\nThe spring launch targets mid-market SaaS teams in Europe.";
       transfer.items.add(new File([text], "launch-plan.md", { type: "text/markdown" }));
       return transfer;
-    });
+    }, LAUNCH_PLAN);
     await page.dispatchEvent(".drop", "drop", { dataTransfer: files });
     const upload = page.locator(".uploads li").filter({ hasText: "launch-plan.md" });
     await expect
@@ -204,8 +204,28 @@ describe("the console in Chromium", () => {
     await shoot("search-and-chat");
   });
 
-  it("saves a brand profile, then generates, reads and saves a persona", async () => {
+  it("shows today's usage of each quota, counting the work done so far", async () => {
     await go("Settings");
+    const quota = (name: string) => page.getByRole("progressbar", { name: `${name} used today` });
+    // One chat answer is one model call; the dropped file's bytes went through the upload quota.
+    await expect
+      .poll(() => quota("Model calls").evaluate((p) => (p as HTMLProgressElement).value), {
+        timeout: 10_000,
+      })
+      .toBe(1);
+    const usage = page.getByRole("list", { name: "Quotas" });
+    expect(await usage.locator("[data-quota=model_calls]").innerText()).toContain("1 / 2,000");
+    const uploaded = Buffer.byteLength(LAUNCH_PLAN);
+    expect(await usage.locator("[data-quota=upload_bytes]").innerText()).toContain(
+      `${uploaded} B / 1 GB`,
+    );
+    expect(await quota("Competitor checks").evaluate((p) => (p as HTMLProgressElement).value)).toBe(
+      0,
+    );
+    expect(await page.getByRole("region", { name: "Usage today" }).innerText()).toMatch(/resets /);
+  });
+
+  it("saves a brand profile, then generates, reads and saves a persona", async () => {
     await page.getByLabel("Name (required)").fill("Acme Analytics");
     await page.getByLabel("Description (required)").fill("Product analytics for SaaS teams.");
     await page.getByLabel("Value props").fill("Set up in minutes\nPrivacy first");

@@ -1,6 +1,6 @@
 import { ApiError, api } from "./api.js";
 import { renderValue } from "./document.js";
-import { fill, h } from "./dom.js";
+import { fill, h, humanize, when } from "./dom.js";
 import { busy, Feedback } from "./feedback.js";
 import { schemaForm } from "./schema-form.js";
 import type { Screen } from "./screen.js";
@@ -14,7 +14,20 @@ interface Webhook {
   [more: string]: unknown;
 }
 
-/** Settings: the brand profile, usage against quotas and webhooks where the API offers them. */
+interface QuotaUsage {
+  used: number;
+  limit: number;
+  remaining: number;
+  resetsAt: string;
+}
+
+/** `GET /api/usage`: today's (UTC) usage of each daily quota. */
+interface Usage {
+  day: string;
+  quotas: Record<string, QuotaUsage>;
+}
+
+/** Settings: the brand profile, usage against quotas, and webhooks where the API offers them. */
 export function settingsScreen(spec: Spec): Screen {
   const feedback = new Feedback();
   const brand = schemaForm(spec, spec.body("put", "/api/brand"));
@@ -43,32 +56,7 @@ export function settingsScreen(spec: Spec): Screen {
     }
   }
 
-  // Usage against quotas, from whichever usage endpoint the API has.
-  const usagePath = spec.paths(/^\/api\/(usage|quotas?|limits)$/)[0];
-  const usage = h("div");
-  const usagePanel = h(
-    "section",
-    { class: "panel", "aria-label": "Usage" },
-    h("h3", null, "Usage and quotas"),
-    usage,
-  );
-  async function loadUsage() {
-    if (!usagePath) {
-      fill(
-        usage,
-        h(
-          "p",
-          { class: "muted" },
-          "This API does not report usage yet. Daily quotas apply per workspace: crawl pages, uploaded bytes, model calls and competitor checks; a spent quota answers ",
-          h("code", null, "quota_exceeded"),
-          ".",
-        ),
-      );
-      return;
-    }
-    const answer = await feedback.attempt(() => api(`GET`, usagePath.slice(1)));
-    if (answer) fill(usage, renderValue(answer));
-  }
+  const usage = usagePanel(feedback);
 
   // Webhooks, once the API has them: the form comes from the create operation's schema.
   const hooks = spec.has("post", "/api/webhooks") ? webhooksPanel(spec, feedback) : null;
@@ -79,13 +67,85 @@ export function settingsScreen(spec: Spec): Screen {
       { class: "screen", "aria-labelledby": "settings-title" },
       h("h2", { id: "settings-title" }, "Settings"),
       feedback.el,
-      h("div", { class: "split" }, brandForm, h("div", null, usagePanel, hooks?.el)),
+      h("div", { class: "split" }, brandForm, h("div", { class: "stack" }, usage.el, hooks?.el)),
     ),
     show: () => {
       void loadBrand();
-      void loadUsage();
+      void usage.load();
       void hooks?.load();
     },
+  };
+}
+
+/** 1536 → "1.5 KB": upload quotas are counted in bytes. */
+function bytes(n: number): string {
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let unit = 0;
+  let value = n;
+  // Rounded first, so that 1 GB less a few bytes reads "1 GB", not "1,024 MB".
+  while (Math.round(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const digits = unit > 0 && value < 10 ? 1 : 0;
+  return `${Number(value.toFixed(digits)).toLocaleString()} ${units[unit]}`;
+}
+
+/** Usage today: one row per quota with what is used of its limit, a bar, and when they reset. */
+function usagePanel(feedback: Feedback) {
+  const rows = h("ul", { class: "usage", "aria-label": "Quotas" });
+  const resets = h("p", { class: "muted" });
+  async function load() {
+    const usage = await feedback.attempt(() => api<Usage>("GET", "api/usage"));
+    if (!usage) return;
+    const quotas = Object.entries(usage.quotas);
+    const first = quotas[0]?.[1];
+    fill(
+      resets,
+      `Day ${usage.day} (UTC)`,
+      first ? `, resets ${when(first.resetsAt)}` : "",
+      ". Work past a limit is refused with ",
+      h("code", null, "quota_exceeded"),
+      ".",
+    );
+    fill(
+      rows,
+      quotas.map(([kind, quota]) => {
+        const label = humanize(kind);
+        const amount = kind.endsWith("_bytes") ? bytes : (n: number) => n.toLocaleString();
+        const share = quota.limit > 0 ? quota.used / quota.limit : 1;
+        return h(
+          "li",
+          { "data-quota": kind, class: share >= 1 ? "spent" : share >= 0.8 ? "near" : null },
+          h(
+            "div",
+            { class: "card-head" },
+            h("strong", null, label),
+            h(
+              "span",
+              { class: "amount" },
+              `${amount(quota.used)} / ${amount(quota.limit)} · ${amount(quota.remaining)} left`,
+            ),
+          ),
+          h("progress", {
+            max: Math.max(quota.limit, 1),
+            value: Math.min(quota.used, quota.limit),
+            "aria-label": `${label} used today`,
+            "aria-valuetext": `${amount(quota.used)} of ${amount(quota.limit)}`,
+          }),
+        );
+      }),
+    );
+  }
+  return {
+    el: h(
+      "section",
+      { class: "panel", "aria-labelledby": "usage-title" },
+      h("h3", { id: "usage-title" }, "Usage today"),
+      resets,
+      rows,
+    ),
+    load,
   };
 }
 

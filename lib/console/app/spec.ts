@@ -65,13 +65,6 @@ export class Spec {
     return Boolean(this.doc.paths[path]?.[method.toLowerCase()]);
   }
 
-  /** Paths (with their GET) whose path matches, e.g. a usage or quotas endpoint. */
-  paths(pattern: RegExp, method = "get"): string[] {
-    return Object.keys(this.doc.paths).filter(
-      (path) => pattern.test(path) && this.has(method, path),
-    );
-  }
-
   /** Query parameters of an operation, without paging (`limit`, `cursor`). */
   filters(method: string, path: string): Parameter[] {
     return (this.doc.paths[path]?.[method.toLowerCase()]?.parameters ?? []).filter(
