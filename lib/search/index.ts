@@ -12,6 +12,7 @@
  */
 
 import type { Connection, Table as LanceTable, Session } from "@lancedb/lancedb";
+import type { Schema } from "apache-arrow";
 import { LRUCache } from "lru-cache";
 import type { WriterLock } from "../store/writer-lock.js";
 import { type Engine, engine, openTable, type SearchLocation, storageOptions } from "./engine.js";
@@ -22,6 +23,7 @@ import {
   chunkRows,
   chunkSchema,
   HEADING_TERMS,
+  RECENT_CHUNKS_TABLE,
   type SourceDocument,
   SPACES_TABLE,
   spacesSchema,
@@ -70,15 +72,11 @@ export interface SearchIndexOptions {
   /** Memory for the engine's cache of index pages, shared by every workspace. */
   indexCacheBytes?: number;
   /**
-   * Rows written since the last index update after which a write folds them into the indexes.
-   * Default 1: every write. LanceDB 0.31's search over rows not yet in the full-text index can
-   * drop matches (all new rows holding a query word, one of them twice: those rows are not
-   * found), a bug fixed in later versions that have no linux-arm64 build yet. Folding every write
-   * in keeps search exact, at the price of an optimize per write (it compacts the table: about
-   * 3.5 s at 100k rows). Raise it once the engine is upgraded.
+   * Chunks the recent table gathers before a write folds them into the chunks table, and vectors
+   * written since a vector table's last optimize before a write optimizes it (see `writeChunks`).
    */
-  optimizeAfterRows?: number;
-  /** Small data files after which a write compacts the table. */
+  foldAfterRows?: number;
+  /** Small data files after which a write compacts a vector table. */
   optimizeAfterFragments?: number;
   /** Vectors in a space after which the space gets an approximate (IVF-RaBitQ) index; flat below. */
   vectorIndexAfterRows?: number;
@@ -97,7 +95,7 @@ export interface SearchIndexOptions {
 
 const WORKSPACE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const MAX_LIMIT = 1000;
-/** Versions older than this are pruned when a table is optimized (a search in flight is younger). */
+/** Versions older than this are pruned when a table is optimized. */
 const KEEP_VERSIONS_MS = 60 * 60 * 1000;
 const INDEXED_COLUMNS = [TEXT_TERMS, HEADING_TERMS] as const;
 const HIT_COLUMNS = ["id", "source_id", "chunk_index", "text", "heading", "page"];
@@ -172,7 +170,7 @@ export class SearchIndex {
     this.options = {
       maxOpenWorkspaces: 32,
       indexCacheBytes: 256 * 1024 * 1024,
-      optimizeAfterRows: 1,
+      foldAfterRows: 2_000,
       optimizeAfterFragments: 64,
       vectorIndexAfterRows: 5_000,
       minSimilarity: 0.3,
@@ -271,15 +269,50 @@ export class SearchIndex {
     }
     const eng = await engine();
     const workspace = await this.workspace(workspaceId);
-    const written = [await this.write(eng, workspace, CHUNKS_TABLE, chunks, sourceIds)];
+    await this.writeChunks(eng, workspace, chunks, sourceIds, maintain);
     // Spaces that exist lose the sources' old vectors unless new ones are given; new spaces
     // are registered, then created.
     await this.register(eng, workspace, [...bySpace.keys()]);
+    const written: LanceTable[] = [];
     for (const name of await this.spaces(workspace, bySpace.keys())) {
-      written.push(await this.write(eng, workspace, name, bySpace.get(name) ?? [], sourceIds));
+      const table = await this.write(eng, workspace, name, bySpace.get(name) ?? [], sourceIds);
+      if (table) written.push(table);
     }
-    if (maintain) {
-      for (const table of written) if (table) await this.maintain(eng, table, false);
+    if (maintain) for (const table of written) await this.maintainVectors(eng, table, false);
+  }
+
+  /**
+   * Writes sources' chunks so that a write costs the sources' rows, not the corpus. LanceDB 0.31
+   * misranks and drops rows that a full-text index does not hold yet (a row with a query word
+   * four times is never found; fixed in later versions, which publish no linux-arm64 build yet),
+   * and folding new rows into an index means an optimize, which compacts the whole table (about
+   * 4 s at 100k rows, 18 s at 1M). So the chunks live in two tables, each searched by its index
+   * alone: `chunks`, the bulk, which a write only deletes from (no rewrite), and `recent_chunks`,
+   * which takes the write's rows and is optimized at once, a cost bounded by its size. Once it
+   * holds `foldAfterRows` rows they move into `chunks` (`fold`), the one step that costs the
+   * corpus, paid once per that many rows. A bulk load (`maintain: false`) writes into `chunks`
+   * directly, searchable once `optimize` has indexed it.
+   */
+  private async writeChunks(
+    eng: Engine,
+    workspace: OpenWorkspace,
+    rows: ChunkRow[],
+    sourceIds: readonly string[],
+    maintain: boolean,
+  ): Promise<void> {
+    const [chunks, recent] = await Promise.all([
+      this.chunkTable(eng, workspace, CHUNKS_TABLE),
+      this.chunkTable(eng, workspace, RECENT_CHUNKS_TABLE),
+    ]);
+    const [target, other] = maintain ? [recent, chunks] : [chunks, recent];
+    await replaceRows(target, rows, sourceIds);
+    if (maintain && rows.length > 0) await recent.optimize({ cleanupOlderThan: keepSince() });
+    // The new rows are searchable before the old ones leave: a search meanwhile may see a
+    // source's old and new chunks (the same id counts once, the recent one), never neither.
+    await other.checkoutLatest();
+    await other.delete(ofSources(sourceIds));
+    if (maintain && (await recent.countRows()) >= this.options.foldAfterRows) {
+      await fold(chunks, recent);
     }
   }
 
@@ -289,11 +322,15 @@ export class SearchIndex {
     const eng = await engine();
     await this.options.lock.withLock(workspaceId, async () => {
       const workspace = await this.workspace(workspaceId);
-      for (const name of await this.spaces(workspace, [CHUNKS_TABLE])) {
+      const chunks = await workspace.table(CHUNKS_TABLE);
+      if (chunks) {
+        await fold(chunks, await this.chunkTable(eng, workspace, RECENT_CHUNKS_TABLE));
+      }
+      for (const name of await this.spaces(workspace, [])) {
         const table = await workspace.table(name);
         if (!table) continue;
         await table.checkoutLatest();
-        await this.maintain(eng, table, true);
+        await this.maintainVectors(eng, table, true);
       }
     });
   }
@@ -319,8 +356,10 @@ export class SearchIndex {
     if (where === null) return [];
     const eng = await engine();
     const workspace = await this.workspace(workspaceId);
-    const chunks = await workspace.table(CHUNKS_TABLE);
-    if (!chunks) return [];
+    const chunks = (
+      await Promise.all([workspace.table(CHUNKS_TABLE), workspace.table(RECENT_CHUNKS_TABLE)])
+    ).filter((table) => table !== undefined);
+    if (chunks.length === 0) return [];
     const terms = queryTerms(query.text);
     const { vector: queryVector, space } = query;
     if (queryVector === undefined || space === undefined) {
@@ -347,12 +386,17 @@ export class SearchIndex {
     );
     const missing = fused.filter(({ id }) => !rows.has(id)).map(({ id }) => id);
     if (missing.length > 0) {
-      const fetched = (await chunks
-        .query()
-        .where(`id IN (${missing.map(sqlString).join(", ")})`)
-        .select(HIT_COLUMNS)
-        .toArray()) as HitRow[];
-      for (const row of fetched) rows.set(row.id, plain(row));
+      const fetched = await Promise.all(
+        chunks.map(
+          (table) =>
+            table
+              .query()
+              .where(`id IN (${missing.map(sqlString).join(", ")})`)
+              .select(HIT_COLUMNS)
+              .toArray() as Promise<HitRow[]>,
+        ),
+      );
+      for (const row of fetched.flat()) rows.set(row.id, plain(row));
     }
     return fused.flatMap(({ id, score }) => {
       const row = rows.get(id);
@@ -360,9 +404,14 @@ export class SearchIndex {
     });
   }
 
+  /**
+   * BM25 over both chunk tables, each by its index alone (`fastSearch`: rows an index does not
+   * hold yet are the ones 0.31 misranks). Each table scores by its own statistics, so a recent
+   * chunk's score may differ a little from what it gets once folded in.
+   */
   private async lexical(
     { lance }: Engine,
-    chunks: LanceTable,
+    chunks: LanceTable[],
     terms: string[],
     where: string | undefined,
     limit: number,
@@ -380,13 +429,23 @@ export class SearchIndex {
         new MatchQuery(words, HEADING_TERMS, { operator: Operator.Or, boost: HEADING_BOOST }),
       ],
     ]);
-    let search = chunks
-      .search(query)
-      .select([...HIT_COLUMNS, "_score"])
-      .limit(limit);
-    if (where) search = search.where(where);
-    const rows = (await search.toArray()) as Array<HitRow & { _score: number }>;
-    return rows.map((row) => ({ row: plain(row), score: lexicalScore(row._score) }));
+    const found = await Promise.all(
+      chunks.map((table) => {
+        let search = table
+          .search(query)
+          .fastSearch()
+          .select([...HIT_COLUMNS, "_score"])
+          .limit(limit);
+        if (where) search = search.where(where);
+        return search.toArray() as Promise<Array<HitRow & { _score: number }>>;
+      }),
+    );
+    // A fold copies rows before it deletes them: an id found in both tables counts once.
+    const hits = new Map<string, { row: HitRow; score: number }>();
+    for (const row of found.flat()) {
+      hits.set(row.id, { row: plain(row), score: lexicalScore(row._score) });
+    }
+    return [...hits.values()].sort((a, b) => b.score - a.score).slice(0, limit);
   }
 
   private async nearest(
@@ -435,106 +494,103 @@ export class SearchIndex {
   }
 
   /**
-   * Writes one table's rows of the given sources in one commit: rows matched by id are updated,
-   * new ones inserted, and the sources' rows not among them deleted. Creates the table (with its
-   * indexes) on its first rows. Answers the table, if there is one.
+   * Writes one vector table's rows of the given sources (see `replaceRows`), creating the table
+   * with its id index on its first rows (their length is the space's dimensions). Answers the
+   * table, if there is one.
    */
   private async write(
     eng: Engine,
     workspace: OpenWorkspace,
     name: string,
-    rows: ChunkRow[] | VectorRow[],
+    rows: VectorRow[],
     sourceIds: readonly string[],
   ): Promise<LanceTable | undefined> {
     const table = await workspace.table(name);
-    if (!table) {
-      return rows.length > 0 ? this.create(eng, workspace, name, rows) : undefined;
-    }
-    // Another process may have committed since this handle last read: write on the latest.
-    await table.checkoutLatest();
-    if (rows.length === 0) await table.delete(ofSources(sourceIds));
-    else {
-      await table
-        .mergeInsert("id")
-        .whenMatchedUpdateAll()
-        .whenNotMatchedInsertAll()
-        .whenNotMatchedBySourceDelete({ where: ofSources(sourceIds) })
-        .execute(rows.map((row) => ({ ...row })));
+    if (table) await replaceRows(table, rows, sourceIds);
+    else if (rows[0]) {
+      return this.created(workspace, name, rows, vectorSchema(eng, rows[0].vector.length));
     }
     return table;
   }
 
-  private async create(
+  /** A table of chunks, created empty with its indexes if the workspace has none yet. */
+  private async chunkTable(
     eng: Engine,
     workspace: OpenWorkspace,
     name: string,
-    rows: ChunkRow[] | VectorRow[],
   ): Promise<LanceTable> {
+    const table = await workspace.table(name);
+    if (table) return table;
+    const created = await this.created(workspace, name, [], chunkSchema(eng));
     const { Index } = eng.lance;
-    const first = rows[0];
-    const schema =
-      name === CHUNKS_TABLE || !first || !("vector" in first)
-        ? chunkSchema(eng)
-        : vectorSchema(eng, first.vector.length);
+    for (const column of INDEXED_COLUMNS) {
+      await created.createIndex(column, {
+        config: Index.fts({
+          baseTokenizer: "whitespace",
+          lowercase: false,
+          stem: false,
+          removeStopWords: false,
+          asciiFolding: false,
+          withPosition: false,
+        }),
+        name: indexName(column),
+      });
+    }
+    return created;
+  }
+
+  /**
+   * Creates a table with a B-tree on the id: a write's merge finds the rows it replaces through
+   * it, and hybrid search fetches vector hits' text by id, both without scanning the table.
+   */
+  private async created(
+    workspace: OpenWorkspace,
+    name: string,
+    rows: VectorRow[],
+    schema: Schema,
+  ): Promise<LanceTable> {
     const table = await workspace.db.createTable(
       name,
       rows.map((row) => ({ ...row })),
       { schema },
     );
-    // A B-tree on the id: a write's merge finds the rows it replaces through it, and hybrid
-    // search fetches vector hits' text by id, both without scanning the table.
+    const { Index } = (await engine()).lance;
     await table.createIndex("id", { config: Index.btree(), name: indexName("id") });
-    if (name === CHUNKS_TABLE) {
-      for (const column of INDEXED_COLUMNS) {
-        await table.createIndex(column, {
-          config: Index.fts({
-            baseTokenizer: "whitespace",
-            lowercase: false,
-            stem: false,
-            removeStopWords: false,
-            asciiFolding: false,
-            withPosition: false,
-          }),
-          name: indexName(column),
-        });
-      }
-    }
     workspace.tables.set(name, Promise.resolve(table));
     return table;
   }
 
   /**
-   * Rows written after an index was built are searched too, by a scan that costs about 7 ms per
-   * 1,000 rows on every search (100k-chunk table, 2 cores). Once `optimizeAfterRows` of them or
-   * `optimizeAfterFragments` small files (one per write) have gathered, or when `force`d, the
-   * table is optimized: files compacted, new rows folded into every index, versions older than
-   * an hour pruned. The engine's compaction merges every fragment of fewer than a million rows,
-   * so one optimize rewrites the table up to that size (about 3.5 s at 100k rows); a threshold
-   * of 2,000 rows would spread that over 20 sources of 100 chunks, at most ~15 ms more on a
-   * search meanwhile. A vector table gets its approximate index once it holds
-   * `vectorIndexAfterRows` (a flat scan of 100k vectors of 256 dimensions took about 0.5 s):
-   * IVF partitions over RaBitQ-quantized vectors, 4 bits a dimension. At 100k vectors of 256
-   * dimensions it built in about 4 s (IVF-PQ took 270 s, HNSW 220 s, on this 2-core machine)
-   * and found 85% of the exact top 10 in about 3 ms, always in the right neighbourhood, without
-   * re-ranking candidates on their exact vectors: that re-ranking reads each candidate's vector
-   * from the store, which cost about 190 ms a search on the S3 emulator (1 bit a dimension found
-   * 24% without it).
+   * A vector table's maintenance. Rows written after its approximate index was built are
+   * searched exactly by a scan; once `foldAfterRows` of them or `optimizeAfterFragments` small
+   * files (one per write) have gathered, or when `force`d, the table is optimized: files
+   * compacted, new rows folded into its indexes, versions older than an hour pruned. A vector
+   * table gets its approximate index once it holds `vectorIndexAfterRows` (a flat scan of 100k
+   * vectors of 256 dimensions took about 0.5 s): IVF partitions over RaBitQ-quantized vectors,
+   * 4 bits a dimension. At 100k vectors of 256 dimensions it built in about 4 s (IVF-PQ took
+   * 270 s, HNSW 220 s, on this 2-core machine) and found 85% of the exact top 10 in about 3 ms,
+   * always in the right neighbourhood, without re-ranking candidates on their exact vectors:
+   * that re-ranking reads each candidate's vector from the store, which cost about 190 ms a
+   * search on the S3 emulator (1 bit a dimension found 24% without it).
    */
-  private async maintain({ lance }: Engine, table: LanceTable, force: boolean): Promise<void> {
-    const isChunks = table.name === CHUNKS_TABLE;
-    const primary = indexName(isChunks ? TEXT_TERMS : "vector");
+  private async maintainVectors(
+    { lance }: Engine,
+    table: LanceTable,
+    force: boolean,
+  ): Promise<void> {
+    const primary = indexName("vector");
     const [index, stats] = await Promise.all([table.indexStats(primary), table.stats()]);
-    if (!index && !isChunks && stats.numRows >= this.options.vectorIndexAfterRows) {
+    if (!index && stats.numRows >= this.options.vectorIndexAfterRows) {
       await table.createIndex("vector", {
         config: lance.Index.ivfRq({ distanceType: "cosine", numBits: 4 }),
         name: primary,
       });
     } else if (
       force ||
-      (index?.numUnindexedRows ?? 0) >= this.options.optimizeAfterRows ||
+      (index?.numUnindexedRows ?? 0) >= this.options.foldAfterRows ||
       stats.fragmentStats.numSmallFragments >= this.options.optimizeAfterFragments
     ) {
-      await table.optimize({ cleanupOlderThan: new Date(Date.now() - KEEP_VERSIONS_MS) });
+      await table.optimize({ cleanupOlderThan: keepSince() });
     }
   }
 
@@ -565,6 +621,49 @@ export class SearchIndex {
       ...(options ? { storageOptions: options } : {}),
     });
     return new OpenWorkspace(db);
+  }
+}
+
+/** The oldest version an optimize keeps: a search in flight reads a younger one. */
+const keepSince = () => new Date(Date.now() - KEEP_VERSIONS_MS);
+
+/**
+ * Replaces the given sources' rows of a table in one commit: rows matched by id are updated, new
+ * ones inserted, and the sources' rows not among them deleted.
+ */
+async function replaceRows(
+  table: LanceTable,
+  rows: ChunkRow[] | VectorRow[],
+  sourceIds: readonly string[],
+): Promise<void> {
+  // Another process may have committed since this handle last read: write on the latest.
+  await table.checkoutLatest();
+  if (rows.length === 0) await table.delete(ofSources(sourceIds));
+  else {
+    await table
+      .mergeInsert("id")
+      .whenMatchedUpdateAll()
+      .whenNotMatchedInsertAll()
+      .whenNotMatchedBySourceDelete({ where: ofSources(sourceIds) })
+      .execute(rows.map((row) => ({ ...row })));
+  }
+}
+
+/**
+ * Moves every row of the recent table into the chunks table and optimizes it, which folds them
+ * into its indexes and compacts it. The rows are in the chunks table's index before they leave
+ * the recent table, so a search finds each of them throughout. Run under the writer lock.
+ */
+async function fold(chunks: LanceTable, recent: LanceTable): Promise<void> {
+  await Promise.all([chunks.checkoutLatest(), recent.checkoutLatest()]);
+  const rows = await recent.query().toArrow();
+  if (rows.numRows > 0) {
+    await chunks.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows);
+  }
+  await chunks.optimize({ cleanupOlderThan: keepSince() });
+  if (rows.numRows > 0) {
+    await recent.delete("true");
+    await recent.optimize({ cleanupOlderThan: keepSince() });
   }
 }
 

@@ -3,9 +3,10 @@ import { indexedTerms } from "./terms.js";
 
 /**
  * What the index stores: the search module's own row types, independent of the knowledge domain
- * that feeds it. Each workspace has a `chunks` table (text, searched lexically) and one
- * `vectors_<space>` table per embedding space, so spaces never mix and lexical search needs no
- * embeddings.
+ * that feeds it. Each workspace has two tables of chunks (text, searched lexically): `chunks`, the
+ * bulk of them, and `recent_chunks`, those written since it was last folded into `chunks` (see
+ * `SearchIndex`); and one `vectors_<space>` table per embedding space, so spaces never mix and
+ * lexical search needs no embeddings.
  */
 
 /** A source as the index knows it: what its rows are filtered by. */
@@ -36,6 +37,7 @@ export interface SourceDocument {
 }
 
 export const CHUNKS_TABLE = "chunks";
+export const RECENT_CHUNKS_TABLE = "recent_chunks";
 const VECTORS_PREFIX = "vectors_";
 const SPACE = /^[A-Za-z0-9_]{1,64}$/;
 

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engine } from "../../lib/search/engine.js";
 import { doc, indexOn, type SearchStores, seeded, startSearchStores } from "./support.js";
 
+const ids = (hits: Array<{ id: string }>) => hits.map((hit) => hit.id);
+
 let stores: SearchStores;
 beforeAll(async () => {
   stores = await startSearchStores();
@@ -19,39 +21,91 @@ async function inspect(workspaceId: string, table: string) {
 }
 
 describe("keeping a workspace's indexes current", () => {
-  it("searches rows written after the index was built, and folds them in past a threshold", async () => {
+  it("keeps recent writes in a small table indexed at once, and folds them in past a threshold", async () => {
     const ws = "ws_tail";
-    const index = indexOn(stores, stores.disk, { optimizeAfterRows: 25 });
-    const batch = (n: number) =>
+    const index = indexOn(stores, stores.disk, { foldAfterRows: 25 });
+    const batch = (n: number, word = "tail", length = 10) =>
       doc(
         `kb_${n}`,
-        Array.from({ length: 10 }, (_, i) => `tail ${n} ${i}`),
+        Array.from({ length }, (_, i) => `${word} ${n} ${i}`),
       );
-    // The first write creates the table and builds its indexes over its rows.
     await index.replaceSource(ws, batch(0));
-    const chunks = await inspect(ws, "chunks");
-    expect(await chunks.indexStats("terms_idx")).toMatchObject({ numUnindexedRows: 0 });
     await index.replaceSource(ws, batch(1));
+    const [chunks, recent] = await Promise.all([
+      inspect(ws, "chunks"),
+      inspect(ws, "recent_chunks"),
+    ]);
+    expect(await chunks.countRows()).toBe(0);
+    expect(await recent.indexStats("terms_idx")).toMatchObject({
+      numIndexedRows: 20,
+      numUnindexedRows: 0,
+    });
+    expect(await index.search(ws, { text: "tail", limit: 100 })).toHaveLength(20);
+    // The third write brings the recent table to 30 rows, past 25: they move to the chunks table.
     await index.replaceSource(ws, batch(2));
-    expect(await chunks.indexStats("terms_idx")).toMatchObject({ numUnindexedRows: 20 });
-    // Not yet folded in, and found all the same.
-    const hits = await index.search(ws, { text: "tail", limit: 100 });
-    expect(hits).toHaveLength(30);
-    await index.replaceSource(ws, batch(3));
     expect(await chunks.indexStats("terms_idx")).toMatchObject({
-      numIndexedRows: 40,
+      numIndexedRows: 30,
       numUnindexedRows: 0,
     });
     expect(await chunks.indexStats("heading_terms_idx")).toMatchObject({ numUnindexedRows: 0 });
-    expect(await index.search(ws, { text: "tail", limit: 100 })).toHaveLength(40);
+    expect(await recent.countRows()).toBe(0);
+    expect(await index.search(ws, { text: "tail", limit: 100 })).toHaveLength(30);
+    // A folded source written again leaves the chunks table (a delete, no rewrite) for the recent one.
+    await index.replaceSource(ws, batch(0, "renewed", 4));
+    expect(await chunks.countRows()).toBe(20);
+    expect(await recent.countRows()).toBe(4);
+    expect(await index.search(ws, { text: "tail", limit: 100 })).toHaveLength(20);
+    expect(await index.search(ws, { text: "renewed", limit: 100 })).toHaveLength(4);
   });
 
-  it("compacts a table grown by many small writes", async () => {
+  it("finds and ranks every row written after the table was made, before and after a fold", async () => {
+    // LanceDB 0.31 never finds a row its full-text index does not hold yet when the row has a
+    // query word four times: only rows in an index may answer.
+    const ws = "ws_exact";
+    const index = indexOn(stores, stores.disk, { foldAfterRows: 4 });
+    const expected = ["kb_repeats#0", "kb_first#0", "kb_once#0"];
+    await index.replaceSource(ws, doc("kb_first", ["plans hello pricing world"]));
+    await index.replaceSource(ws, doc("kb_repeats", ["pricing pricing more pricing our pricing"]));
+    await index.replaceSource(ws, doc("kb_once", ["a later note on pricing and plans"]));
+    expect(ids(await index.search(ws, { text: "pricing", limit: 5 }))).toEqual(expected);
+    // Past the threshold, a fourth write folds all four sources into the chunks table.
+    await index.replaceSource(ws, doc("kb_other", ["nothing relevant here"]));
+    expect(await (await inspect(ws, "recent_chunks")).countRows()).toBe(0);
+    expect(ids(await index.search(ws, { text: "pricing", limit: 5 }))).toEqual(expected);
+  });
+
+  it("counts a row once while a fold has copied it and not yet deleted it", async () => {
+    const ws = "ws_mid_fold";
+    const index = indexOn(stores, stores.disk);
+    await index.replaceSource(ws, doc("kb_a", ["halfway one", "halfway two"]));
+    // The fold's first two steps, as a writer that stopped before its third would leave them.
+    const [chunks, recent] = await Promise.all([
+      inspect(ws, "chunks"),
+      inspect(ws, "recent_chunks"),
+    ]);
+    await chunks.add(await recent.query().toArrow());
+    await chunks.optimize();
+    expect(ids(await index.search(ws, { text: "halfway", limit: 10 })).sort()).toEqual([
+      "kb_a#0",
+      "kb_a#1",
+    ]);
+  });
+
+  it("keeps the recent table compact, and compacts a vector table grown by many small writes", async () => {
     const ws = "ws_small_writes";
     const index = indexOn(stores, stores.disk, { optimizeAfterFragments: 4 });
-    for (let n = 0; n < 6; n++) await index.replaceSource(ws, doc(`kb_${n}`, [`small ${n}`]));
-    const stats = await (await inspect(ws, "chunks")).stats();
-    expect(stats.fragmentStats.numFragments).toBeLessThan(4);
+    for (let n = 0; n < 6; n++) {
+      await index.replaceSource(ws, {
+        ...doc(`kb_${n}`, [`small ${n}`]),
+        vectors: { space: "small4", vectors: [[n, 1, 0, 0]] },
+      });
+    }
+    const [recent, vectors] = await Promise.all([
+      inspect(ws, "recent_chunks"),
+      inspect(ws, "vectors_small4"),
+    ]);
+    expect((await recent.stats()).fragmentStats.numFragments).toBeLessThan(3);
+    expect((await vectors.stats()).fragmentStats.numFragments).toBeLessThan(4);
     expect(await index.search(ws, { text: "small", limit: 10 })).toHaveLength(6);
   });
 
@@ -80,10 +134,10 @@ describe("keeping a workspace's indexes current", () => {
     expect(hits.map((hit) => hit.id)).toEqual(["kb_4#42"]);
   });
 
-  it("defers maintenance through a bulk load to one optimize at its end", async () => {
+  it("writes a bulk load into the chunks table, searchable after one optimize at its end", async () => {
     const ws = "ws_bulk";
     const index = indexOn(stores, stores.disk, {
-      optimizeAfterRows: 10,
+      foldAfterRows: 10,
       optimizeAfterFragments: 2,
       vectorIndexAfterRows: 300,
     });
@@ -103,11 +157,13 @@ describe("keeping a workspace's indexes current", () => {
     }
     const chunks = await inspect(ws, "chunks");
     const vectors = await inspect(ws, "vectors_bulk16");
-    expect(await chunks.indexStats("terms_idx")).toMatchObject({ numUnindexedRows: 300 });
+    expect(await chunks.indexStats("terms_idx")).toMatchObject({ numUnindexedRows: 400 });
     expect(await vectors.indexStats("vector_idx")).toBeUndefined();
-    expect(await index.search(ws, { text: "bulk", limit: 1000 })).toHaveLength(400);
+    // Only rows an index holds answer (the engine misranks the others), so none do yet.
+    expect(await index.search(ws, { text: "bulk", limit: 1000 })).toEqual([]);
     await index.optimize(ws);
     expect(await chunks.indexStats("terms_idx")).toMatchObject({ numUnindexedRows: 0 });
+    expect(await index.search(ws, { text: "bulk", limit: 1000 })).toHaveLength(400);
     expect((await chunks.stats()).fragmentStats.numFragments).toBeLessThan(4);
     expect(await vectors.indexStats("vector_idx")).toMatchObject({ numUnindexedRows: 0 });
   });
