@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -13,15 +14,16 @@ import type { SandboxReply, SandboxRequest, SandboxTasks } from "./parse-worker.
  *
  * Memory is bounded per process, not per task: each thread reserves its heap limit (plus
  * THREAD_OVERHEAD_MB) from the process's MemoryBudget before it starts and returns it when it
- * exits. A task that finds the budget spent waits in line for a thread, at most as long as its
- * own deadline, then fails with a plain Error: the process is busy, nothing is wrong with the
- * content, and the message is retried.
+ * exits. The tasks are CPU-bound, so at most as many run at once as the machine has cores
+ * (`maxRunning`): more would only share the cores, each in a thread of its own to start and to
+ * hold in memory. A task that finds the cores busy or the budget spent waits in line for a
+ * thread, at most as long as its own deadline, then fails with a plain Error: the process is
+ * busy, nothing is wrong with the content, and the message is retried.
  *
  * A thread runs one task at a time. After a clean answer it goes to the first task in line if
- * that one wants the same heap limit, or waits, unreferenced, for the next (at most MAX_IDLE of
- * each kind wait), so a warm process does not pay thread start-up (module loading) for every file
- * or page;
- * after a timeout, running out of memory or a crash it is discarded.
+ * that one wants the same heap limit, or waits, unreferenced, for the next (at most `maxRunning`
+ * of each kind wait), so a warm process does not pay thread start-up (module loading) for every
+ * file or page; after a timeout, running out of memory or a crash it is discarded.
  *
  * Which script a thread runs depends on how this module itself was loaded:
  * - from TypeScript sources (tsx, vitest): `parse-worker.ts` through `dev-worker.mjs`, which
@@ -64,8 +66,6 @@ export interface Failures {
   outOfMemory(heapMb: number): Error;
 }
 
-/** Idle threads kept per kind of task (task and heap limit). */
-const MAX_IDLE = 2;
 /** The young generation of a thread, pinned so that what it may use is known. */
 const YOUNG_GENERATION_MB = 48;
 /** Reserved per thread beyond its old-generation heap: young generation, stack, runtime. */
@@ -122,10 +122,17 @@ function nextMessage<T>(worker: Worker, ms: number, silence: () => Error): Promi
 export class Sandbox {
   private readonly idle: Thread[] = [];
   private readonly queue: Waiter[] = [];
+  /** Tasks given a thread and not yet answered. */
+  private running = 0;
 
+  /**
+   * `maxRunning`: tasks run at once (the machine's cores by default); also how many idle threads
+   * of each kind are kept.
+   */
   constructor(
     readonly budget: MemoryBudget,
     private readonly script: WorkerScript = workerScript(),
+    private readonly maxRunning = availableParallelism(),
   ) {
     if (budget.capacityMb <= THREAD_OVERHEAD_MB) {
       throw new RangeError(`A sandbox needs more than ${THREAD_OVERHEAD_MB} MB`);
@@ -149,9 +156,9 @@ export class Sandbox {
     const thread = await this.thread(task, heapMb, timeoutMs);
     const { worker } = thread;
     worker.ref();
-    await thread.ready;
     let reply: SandboxReply;
     try {
+      await thread.ready;
       const answer = nextMessage<SandboxReply>(worker, timeoutMs, () =>
         failures.timedOut(timeoutMs / 1000),
       );
@@ -159,9 +166,12 @@ export class Sandbox {
       reply = await answer;
     } catch (err) {
       void worker.terminate();
+      this.running--;
+      this.dispatch();
       const outOfMemory = (err as { code?: unknown }).code === OUT_OF_MEMORY;
       throw outOfMemory ? failures.outOfMemory(heapMb) : err;
     }
+    this.running--;
     this.dispatch(thread);
     // The thread ran this very task: its value is the task's output.
     if (reply.ok) return reply.value as TaskOutput<K>;
@@ -188,8 +198,8 @@ export class Sandbox {
         const { reservedMb, capacityMb } = this.budget;
         reject(
           new Error(
-            `No memory for a sandbox thread within ${waitMs / 1000} seconds ` +
-              `(${reservedMb} of ${capacityMb} MB reserved)`,
+            `No sandbox thread free within ${waitMs / 1000} seconds (${this.running} of ` +
+              `${this.maxRunning} running, ${reservedMb} of ${capacityMb} MB reserved)`,
           ),
         );
         // Those behind it may fit now.
@@ -201,14 +211,14 @@ export class Sandbox {
   }
 
   /**
-   * Gives waiting tasks threads, first come first served: `done` (a thread that just answered)
-   * when it fits the first in line, else an idle one, else a new one if the budget has room.
-   * When it has none, threads no one can use now are ended to free their memory (their exit
-   * dispatches again). A thread left over goes idle.
+   * Gives waiting tasks threads, first come first served, while fewer than `maxRunning` run:
+   * `done` (a thread that just answered) when it fits the first in line, else an idle one, else a
+   * new one if the budget has room. When it has none, threads no one can use now are ended to
+   * free their memory (their exit dispatches again). A thread left over goes idle.
    */
   private dispatch(done?: Thread) {
     let free = done;
-    for (let head = this.queue[0]; head; head = this.queue[0]) {
+    for (let head = this.queue[0]; head && this.running < this.maxRunning; head = this.queue[0]) {
       const wanted = fits(head.task, head.heapMb);
       const idleAt = this.idle.findIndex((thread) => thread.fits === wanted);
       let thread: Thread | undefined;
@@ -232,6 +242,7 @@ export class Sandbox {
         return;
       }
       this.queue.shift();
+      this.running++;
       head.start(thread);
     }
     if (free) this.park(free);
@@ -281,7 +292,7 @@ export class Sandbox {
    * hold memory only while nobody needs it: a task the budget cannot fit ends them (`dispatch`).
    */
   private park(thread: Thread) {
-    if (this.idle.filter((idle) => idle.fits === thread.fits).length < MAX_IDLE) {
+    if (this.idle.filter((idle) => idle.fits === thread.fits).length < this.maxRunning) {
       thread.worker.unref();
       this.idle.push(thread);
     } else {

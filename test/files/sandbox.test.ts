@@ -99,13 +99,30 @@ describe("the process's memory budget", () => {
     expect(budget.peak).toBeLessThanOrEqual(INDEX_WORKER_BUDGET);
   });
 
+  it("runs as many tasks at once as it has cores for, on warm threads, however many are asked", async () => {
+    // Room for eight page threads, two cores: two threads serve all eight pages in turn, instead
+    // of eight threads each loading jsdom and sharing the two cores.
+    const budget = new WatchedBudget(8 * PAGE_THREAD_MB);
+    const sandbox = new Sandbox(budget, undefined, 2);
+    const limits = { timeoutMs: 60_000 };
+    const topics = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta"];
+    const titles = await Promise.all(
+      topics.map((topic) => {
+        const html = htmlPage(topic, `<article>${prose(topic)}</article>`);
+        return extractPage(html, "https://example.com/", { sandbox, limits }).then((p) => p.title);
+      }),
+    );
+    expect(titles).toEqual(topics);
+    expect(budget.grants).toEqual([PAGE_THREAD_MB, PAGE_THREAD_MB]);
+  });
+
   it("fails a task that waits longer than its deadline for memory as an outage, not the file's fault", async () => {
     const budget = new MemoryBudget(300);
     const sandbox = new Sandbox(budget);
     const limits = { maxHeapMb: 64, timeoutMs: 200 };
     expect(budget.tryReserve(250)).toBe(true);
     const waited = parseFile(file("late.md", "# Late"), { sandbox, limits });
-    await expect(waited).rejects.toThrow("No memory for a sandbox thread within 0.2 seconds");
+    await expect(waited).rejects.toThrow("No sandbox thread free within 0.2 seconds");
     await expect(waited).rejects.not.toBeInstanceOf(ParseError);
     budget.release(250);
     const next = parseFile(file("next.md", "# Next"), { sandbox, limits: { maxHeapMb: 64 } });
