@@ -12,7 +12,6 @@ const { competitors, checker } = checkWorkerServices(config);
 
 /** Bounds the checks of one invocation (and of the local runtime's overlapping batches). */
 const slot = limiter(config.CHECK_CONCURRENCY);
-const processor = new BatchProcessor(EventType.SQS);
 
 const checkRecord = recordHandler(CheckMessage, (message) =>
   slot(() => runQueuedCheck(checker, competitors, message)),
@@ -20,5 +19,5 @@ const checkRecord = recordHandler(CheckMessage, (message) =>
 
 /** SQS-triggered: checks competitors' sites for changes; a failing record fails alone. */
 export const handler: SQSHandler = invocation(async (event, context) =>
-  processPartialResponse(event, checkRecord, processor, { context }),
+  processPartialResponse(event, checkRecord, new BatchProcessor(EventType.SQS), { context }),
 );

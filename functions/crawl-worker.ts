@@ -6,12 +6,11 @@ import { invocation } from "../lib/invocation.js";
 import { CrawlMessage, recordHandler } from "../lib/store/queue.js";
 
 const crawler = crawlWorkerServices(loadConfig());
-const processor = new BatchProcessor(EventType.SQS);
 const crawlRecord = recordHandler(CrawlMessage, (message, delivery) =>
   crawler.handle(message, delivery),
 );
 
 /** SQS-triggered: crawls one page per message, and watches running crawls; failures fail alone. */
 export const handler: SQSHandler = invocation(async (event, context) =>
-  processPartialResponse(event, crawlRecord, processor, { context }),
+  processPartialResponse(event, crawlRecord, new BatchProcessor(EventType.SQS), { context }),
 );

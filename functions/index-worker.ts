@@ -6,12 +6,11 @@ import { invocation } from "../lib/invocation.js";
 import { IndexMessage, recordHandler } from "../lib/store/queue.js";
 
 const indexer = indexWorkerServices(loadConfig());
-const processor = new BatchProcessor(EventType.SQS);
 const indexRecord = recordHandler(IndexMessage, (message, delivery) =>
   indexer.handle(message, delivery),
 );
 
 /** SQS-triggered: indexes knowledge sources; a failing record fails alone (partial batch response). */
 export const handler: SQSHandler = invocation(async (event, context) =>
-  processPartialResponse(event, indexRecord, processor, { context }),
+  processPartialResponse(event, indexRecord, new BatchProcessor(EventType.SQS), { context }),
 );

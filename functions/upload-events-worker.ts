@@ -8,7 +8,6 @@ import { logger } from "../lib/log.js";
 import { recordHandler, UploadEvent } from "../lib/store/queue.js";
 
 const { uploads } = uploadServices(loadConfig());
-const processor = new BatchProcessor(EventType.SQS);
 
 const handleRecord = recordHandler(UploadEvent, async (notification) => {
   for (const key of createdKeys(notification)) {
@@ -23,5 +22,5 @@ const handleRecord = recordHandler(UploadEvent, async (notification) => {
  * fails alone and is retried, then dead-lettered.
  */
 export const handler: SQSHandler = invocation(async (event, context) =>
-  processPartialResponse(event, handleRecord, processor, { context }),
+  processPartialResponse(event, handleRecord, new BatchProcessor(EventType.SQS), { context }),
 );

@@ -6,7 +6,6 @@ import { invocation } from "../lib/invocation.js";
 import { recordHandler, WebhookMessage } from "../lib/store/queue.js";
 
 const deliverer = webhooksWorkerServices(loadConfig());
-const processor = new BatchProcessor(EventType.SQS);
 const deliverRecord = recordHandler(WebhookMessage, (message, delivery) =>
   deliverer.handle(message, delivery),
 );
@@ -16,5 +15,5 @@ const deliverRecord = recordHandler(WebhookMessage, (message, delivery) =>
  * the next one itself; after the last, the record fails and goes on to the dead-letter queue.
  */
 export const handler: SQSHandler = invocation(async (event, context) =>
-  processPartialResponse(event, deliverRecord, processor, { context }),
+  processPartialResponse(event, deliverRecord, new BatchProcessor(EventType.SQS), { context }),
 );
