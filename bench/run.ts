@@ -9,13 +9,13 @@ import { type FigureReport, machine, type Report, rate, writeReport } from "./co
 
 /**
  * Runs every figure in `bench/figures/` in issue order and writes `bench/report.md` and
- * `bench/report.json`. `--quick` (small sizes) and `--only=id,id` write to `bench/out/` instead,
- * so a partial run never replaces the full report. Started by `main.ts`, which sets the
- * environment first.
+ * `bench/report.json`. `--quick` (small sizes) and `--only=id,id` write to `bench/out/` (or
+ * `BENCH_OUT_DIR`) instead, so a partial run never replaces the full report. Started by
+ * `main.ts`, which sets the environment first.
  */
 
 const BENCH_DIR = import.meta.dirname;
-const OUT_DIR = join(BENCH_DIR, "out");
+const OUT_DIR = process.env.BENCH_OUT_DIR ?? join(BENCH_DIR, "out");
 
 const { values: args } = parseArgs({
   options: { quick: { type: "boolean", default: false }, only: { type: "string" } },
