@@ -6,6 +6,7 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -139,70 +140,106 @@ function pinned(name: string): (PackageJson & { integrity?: string }) | undefine
   return lock.packages[`node_modules/${name}`];
 }
 
-/**
- * A native package for the functions' platform that npm did not install on this machine (it
- * installs the binaries of the machine it runs on): fetched once at the version and integrity
- * the lockfile pins, then kept in `node_modules/.cache`. The only network use of a synth, and
- * only on a machine that is not linux-arm64 the first time.
- */
-function platformPackage(name: string): string {
-  const pin = pinned(name);
-  if (!pin?.integrity) throw new Error(`${name} is not in package-lock.json`);
-  const dir = join(NATIVE_CACHE, `${name}@${pin.version}`);
-  if (existsSync(join(dir, "package.json"))) return dir;
-  mkdirSync(NATIVE_CACHE, { recursive: true });
-  const tarball = join(
-    NATIVE_CACHE,
-    execFileSync("npm", ["pack", `${name}@${pin.version}`, "--silent"], {
-      cwd: NATIVE_CACHE,
-      encoding: "utf8",
-    }).trim(),
-  );
-  const [algorithm, digest] = pin.integrity.split("-") as [string, string];
-  if (createHash(algorithm).update(readFileSync(tarball)).digest("base64") !== digest) {
-    rmSync(tarball);
-    throw new Error(`${name}@${pin.version} does not match package-lock.json's integrity`);
-  }
-  mkdirSync(dir, { recursive: true });
-  execFileSync("tar", ["-xzf", tarball, "-C", dir, "--strip-components=1"]);
-  rmSync(tarball);
-  return dir;
+/** The one line of npm's error output that says what went wrong (its code, else its last line). */
+function npmFailure(error: unknown): string {
+  const lines = String((error as { stderr?: unknown }).stderr ?? "")
+    .split("\n")
+    .map((line) => line.replace(/^npm (?:error|ERR!) ?/, "").trim())
+    .filter(Boolean);
+  return lines.find((line) => line.startsWith("code "))?.slice(5) ?? lines.at(-1) ?? String(error);
 }
 
 /**
- * Copies `packages` and everything they depend on from this checkout's node_modules into
- * `{dir}/node_modules`, at exactly the installed versions, with no registry: native packages
- * for the functions' platform only. An optional dependency npm did not install is left out, as
- * npm would, unless it is the functions' platform binary.
+ * A native package for the functions' platform that npm did not install on this machine (it
+ * installs the binaries of the machine it runs on): fetched once at the version and integrity
+ * the lockfile pins, then kept in `node_modules/.cache`. `npm install` fetches it (the
+ * `postinstall` script, `fetch-platform-packages.ts`), so a synth needs no network; a synth
+ * fetches it only if that could not. Answers its folder and whether it was fetched now.
  */
-function copyNodeModules(packages: string[], dir: string) {
-  const copied = new Set<string>();
+function platformPackage(name: string, cache = NATIVE_CACHE): { dir: string; fetched: boolean } {
+  const pin = pinned(name);
+  if (!pin?.integrity) throw new Error(`${name} is not in package-lock.json`);
+  const spec = `${name}@${pin.version}`;
+  const dir = join(cache, spec);
+  if (existsSync(join(dir, "package.json"))) return { dir, fetched: false };
+  mkdirSync(cache, { recursive: true });
+  let packed: string;
+  try {
+    packed = execFileSync("npm", ["pack", spec, "--prefer-offline", "--loglevel=error"], {
+      cwd: cache,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (error) {
+    throw new Error(`could not fetch ${spec} (npm pack: ${npmFailure(error)})`);
+  }
+  const tarball = join(cache, packed.trim());
+  const [algorithm, digest] = pin.integrity.split("-") as [string, string];
+  if (createHash(algorithm).update(readFileSync(tarball)).digest("base64") !== digest) {
+    rmSync(tarball);
+    throw new Error(`${spec} does not match package-lock.json's integrity`);
+  }
+  // Unpacked aside and renamed into place, so an interrupted unpack never looks complete.
+  const partial = `${dir}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  execFileSync("tar", ["-xzf", tarball, "-C", partial, "--strip-components=1"]);
+  rmSync(tarball);
+  renameSync(partial, dir);
+  return { dir, fetched: true };
+}
+
+interface NodeModules {
+  /** Folders of installed packages, each copied as it is. */
+  installed: Set<string>;
+  /** Native packages for the functions' platform that npm did not install on this machine. */
+  platform: Set<string>;
+}
+
+/**
+ * `packages` and everything they depend on, found as Node would from this checkout's
+ * node_modules: native packages for the functions' platform only. An optional dependency npm did
+ * not install is left out, as npm would, unless it is the functions' platform binary.
+ */
+function nodeModulesOf(packages: string[]): NodeModules {
+  const found: NodeModules = { installed: new Set(), platform: new Set() };
   const visit = (source: string) => {
-    if (copied.has(source)) return;
-    copied.add(source);
+    if (found.installed.has(source)) return;
+    found.installed.add(source);
     const pkg = readJson<PackageJson>(join(source, "package.json"));
     const optional = new Set(Object.keys(pkg.optionalDependencies ?? {}));
     for (const name of new Set([...Object.keys(pkg.dependencies ?? {}), ...optional])) {
-      const found = resolvePackage(source, name);
-      if (found) {
-        if (runsOnLambda(readJson<PackageJson>(join(found, "package.json")))) visit(found);
+      const at = resolvePackage(source, name);
+      if (at) {
+        if (runsOnLambda(readJson<PackageJson>(join(at, "package.json")))) visit(at);
         continue;
       }
       const pin = pinned(name);
-      if (pin && (pin.os || pin.cpu) && runsOnLambda(pin)) {
-        cpSync(platformPackage(name), join(dir, "node_modules", name), { recursive: true });
-      } else if (!optional.has(name)) {
+      if (pin && (pin.os || pin.cpu) && runsOnLambda(pin)) found.platform.add(name);
+      else if (!optional.has(name)) {
         throw new Error(`${name}, a dependency of ${source}, is not installed`);
       }
     }
   };
   for (const name of packages) {
-    const found = resolvePackage(REPO_ROOT, name);
-    if (!found) throw new Error(`${name} is not installed`);
-    visit(found);
+    const at = resolvePackage(REPO_ROOT, name);
+    if (!at) throw new Error(`${name} is not installed`);
+    visit(at);
+  }
+  return found;
+}
+
+/**
+ * Copies `packages` and everything they depend on (`nodeModulesOf`) into `{dir}/node_modules`,
+ * at exactly the installed versions, with no registry.
+ */
+function copyNodeModules(packages: string[], dir: string) {
+  const { installed, platform } = nodeModulesOf(packages);
+  for (const name of platform) {
+    cpSync(platformPackage(name).dir, join(dir, "node_modules", name), { recursive: true });
   }
   const top = join(REPO_ROOT, "node_modules");
-  for (const source of copied) {
+  for (const source of installed) {
     // A package nested in another's node_modules comes with it.
     const path = relative(top, source);
     if (path.split(sep).includes("node_modules")) continue;
@@ -211,6 +248,21 @@ function copyNodeModules(packages: string[], dir: string) {
       filter: (file) => !file.includes(`${sep}.bin`),
     });
   }
+}
+
+const FUNCTIONS: BundleRequest[] = [...apiFunctions, ...queueWorkers, ...scheduledFunctions];
+
+/**
+ * The native packages for the functions' platform that the manifest's functions need beside
+ * their bundles and npm did not install on this machine (none on linux-arm64).
+ */
+export function missingPlatformPackages(): string[] {
+  return [...new Set(FUNCTIONS.flatMap((fn) => [...nodeModulesOf(fn.nodeModules ?? []).platform]))];
+}
+
+/** Fetches every missing platform package into `cache`; answers those it had to fetch. */
+export function fetchPlatformPackages(cache = NATIVE_CACHE): string[] {
+  return missingPlatformPackages().filter((name) => platformPackage(name, cache).fetched);
 }
 
 /**
@@ -259,7 +311,7 @@ export async function bundleAll(
   installNodeModules = true,
 ): Promise<Map<string, BundleResult>> {
   const results = new Map<string, BundleResult>();
-  for (const fn of [...apiFunctions, ...queueWorkers, ...scheduledFunctions]) {
+  for (const fn of FUNCTIONS) {
     results.set(fn.name, await bundleFunction(fn, outRoot, installNodeModules));
   }
   return results;
