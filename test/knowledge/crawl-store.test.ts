@@ -184,6 +184,29 @@ describe("discover", () => {
     expect(w.queued()).toHaveLength(4);
   });
 
+  it("writes nothing for a page this process recorded or saw recorded before", async () => {
+    const w = await world();
+    const writes: string[] = [];
+    const table = Object.create(aws.table) as Table;
+    table.create = (item: Item) => {
+      writes.push(item.sk);
+      return aws.table.create(item);
+    };
+    const store = new CrawlStore({ table, queue: w.queue, watchSeconds: WATCH_SECONDS });
+    // The seed was recorded by the crawl's start: a write that finds it there.
+    await store.discover(w.crawl, found("/", "/a"));
+    await store.discover(w.crawl, found("/a", "/", "/b"));
+    expect(writes).toEqual([
+      (await w.page("/")).sk,
+      (await w.page("/a")).sk,
+      (await w.page("/b")).sk,
+    ]);
+    // Another process still records each URL once.
+    await w.store.discover(w.crawl, found("/a", "/b", "/c"));
+    expect(counts(await w.now())).toMatchObject({ pagesDiscovered: 4 });
+    expect(w.queued()).toHaveLength(4);
+  });
+
   it("stops recording at maxDiscovered, counting the pages found before", async () => {
     expect([maxDiscovered(1), maxDiscovered(5), maxDiscovered(999), maxDiscovered(1000)]).toEqual([
       110, 150, 10_000, 10_000,

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import { mapLimit } from "../../async.js";
 import { newId } from "../../ids.js";
 import { type QuotaCharge, refundUnused } from "../../limits/quotas.js";
@@ -144,6 +145,9 @@ const statusIs = (status: CrawlStatus | PageStatus) => ({
 /** Query variants of one path taken at most: calendars and faceted search stop here. */
 const MAX_QUERY_VARIANTS = 20;
 
+/** Pages a process remembers as recorded (a crawl's key and the page's, about 100 bytes each). */
+const REMEMBERED_PAGES = 50_000;
+
 /** URLs recorded at most per crawl, so a huge site cannot grow the frontier without end. */
 export const maxDiscovered = (maxPages: number) => Math.min(10 * maxPages + 100, 10_000);
 
@@ -164,6 +168,12 @@ export interface CrawlStoreDeps {
 }
 
 export class CrawlStore {
+  /**
+   * Pages this process knows are recorded. A site links most pages from every page (navigation,
+   * related articles): without it, each page found again cost a conditional write that failed.
+   */
+  private readonly recorded = new LRUCache<string, true>({ max: REMEMBERED_PAGES });
+
   constructor(private readonly deps: CrawlStoreDeps) {}
 
   getCrawl(workspaceId: string, crawlId: string): Promise<CrawlItem | undefined> {
@@ -228,18 +238,23 @@ export class CrawlStore {
 
   /**
    * Records newly found URLs and queues those to crawl. Conditional puts make each URL count once
-   * per crawl however often it is found; counters are bumped before the messages go out, so the
-   * crawl cannot look finished while its new pages wait.
+   * per crawl however often it is found, and URLs this process saw recorded cost no request at
+   * all; counters are bumped before the messages go out, so the crawl cannot look finished while
+   * its new pages wait.
    *
    * Only a running crawl grows: the crawl is read afresh, because a page fetched before a cancel
    * (or before the last slot filled) finds its links after it. A stop landing between this read
    * and the writes lets those few pages through; their messages then skip them as `cancelled`.
    */
   async discover(crawl: CrawlItem, found: Discovery[]): Promise<void> {
+    const unknown = [...new Map(found.map((d) => [d.url, d])).values()].filter(
+      (d) => !this.recorded.has(`${crawl.crawlId}#${pageKeyOf(d.url)}`),
+    );
+    if (unknown.length === 0) return;
     const current = await this.getCrawl(crawl.workspaceId, crawl.crawlId);
     if (current?.status !== "indexing") return;
     const room = maxDiscovered(current.maxPages) - current.pagesDiscovered;
-    const unique = [...new Map(found.map((d) => [d.url, d])).values()].slice(0, Math.max(0, room));
+    const unique = unknown.slice(0, Math.max(0, room));
     const now = new Date().toISOString();
     const created = (
       await mapLimit(unique, 8, async (d) => {
@@ -258,7 +273,9 @@ export class CrawlStore {
           discoveredAt: now,
           updatedAt: now,
         };
-        if (!(await this.deps.table.create(page))) return undefined;
+        const isNew = await this.deps.table.create(page);
+        this.recorded.set(`${crawl.crawlId}#${page.pageKey}`, true);
+        if (!isNew) return undefined;
         if (page.status === "queued" && !(await this.takeQueryVariant(crawl, page.url))) {
           const message = `More than ${MAX_QUERY_VARIANTS} query variants of this path`;
           await this.settle(page, { status: "skipped", reason: "trap", message });
