@@ -439,6 +439,32 @@ describe("content and politeness", () => {
     expect(await claim("other.example", 1_000)).toEqual({ slot: 1_000 });
   });
 
+  it("gives callers racing for a busy host's slots one read and one write each", async () => {
+    const w = await world();
+    const requests: string[] = [];
+    const table = Object.create(aws.table) as Table;
+    table.get = (pk, sk) => {
+      requests.push("get");
+      return aws.table.get(pk, sk);
+    };
+    table.change = (pk, sk, change) => {
+      requests.push("change");
+      return aws.table.change(pk, sk, change);
+    };
+    const store = new CrawlStore({ table, queue: w.queue, watchSeconds: WATCH_SECONDS });
+    await store.claimHostSlot(w.crawl, "race.example", 100, 1_000, 1e9);
+    requests.length = 0;
+    const slots = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        store.claimHostSlot(w.crawl, "race.example", 100, 1_000, 1e9),
+      ),
+    );
+    const starts = slots.map((turn) => ("slot" in turn ? turn.slot : -1)).sort((x, y) => x - y);
+    expect(starts).toEqual(Array.from({ length: 8 }, (_, i) => 2_000 + i * 1_000));
+    expect(requests.filter((r) => r === "get")).toHaveLength(8);
+    expect(requests.filter((r) => r === "change")).toHaveLength(8);
+  });
+
   it("adapts a host's pace: faster while it answers quickly, never under the floor, paused by a 429", async () => {
     const w = await world();
     const host = "pace.example";
@@ -469,7 +495,7 @@ describe("content and politeness", () => {
     let attempts = 0;
     /** A table where another caller always moved the host's slot first. */
     class Contended extends Table {
-      override async update<T extends Item>(): Promise<T | undefined> {
+      override async change<T extends Item>(): Promise<T | undefined> {
         attempts++;
         return undefined;
       }

@@ -383,7 +383,9 @@ export class CrawlStore {
    * Claims the host's next slot for this caller when it is at most `maxAheadMs` away, moving the
    * host's next slot one gap later: the larger of `floorMs` and the gap its response times call
    * for. A slot further off is not claimed (the caller asks again then), so the slots handed out
-   * follow the pace as it adapts. Slots are handed out in turn by conditional writes.
+   * follow the pace as it adapts. A host with a slot ahead hands out the next one by an atomic
+   * addition, which callers racing for it all get in turn without retrying; an idle host's slot
+   * (now) goes to the one conditional write that finds it idle.
    */
   async claimHostSlot(
     crawl: CrawlItem,
@@ -393,20 +395,36 @@ export class CrawlStore {
     maxAheadMs: number,
   ): Promise<HostTurn> {
     const key = this.hostKey(crawl, host);
+    const limit = now + maxAheadMs;
     for (let attempt = 0; attempt < 10; attempt++) {
       const current = await this.deps.table.get<HostPaceItem>(key.pk, key.sk);
-      const slot = Math.max(current?.nextAt ?? 0, now);
-      if (slot - now > maxAheadMs) return { retryAt: slot };
+      if (current && current.nextAt > limit) return { retryAt: current.nextAt };
       const gapMs = Math.max(floorMs, current?.gapMs ?? startGap(floorMs));
-      const claimed = current
-        ? await this.deps.table.update(
-            key.pk,
-            key.sk,
-            { nextAt: slot + gapMs },
-            { expression: "nextAt = :seen", values: { ":seen": current.nextAt } },
-          )
-        : await this.deps.table.create({ ...key, nextAt: slot + gapMs, gapMs });
-      if (claimed) return { slot };
+      if (!current) {
+        if (await this.deps.table.create({ ...key, nextAt: now + gapMs, gapMs })) {
+          return { slot: now };
+        }
+      } else if (current.nextAt <= now) {
+        const idle = { expression: "nextAt <= :now", values: { ":now": now } };
+        if (
+          await this.deps.table.change(key.pk, key.sk, {
+            set: { nextAt: now + gapMs },
+            condition: idle,
+          })
+        ) {
+          return { slot: now };
+        }
+      } else {
+        const ahead = {
+          expression: "nextAt BETWEEN :now AND :limit",
+          values: { ":now": now, ":limit": limit },
+        };
+        const moved = await this.deps.table.change<HostPaceItem>(key.pk, key.sk, {
+          add: { nextAt: gapMs },
+          condition: ahead,
+        });
+        if (moved) return { slot: moved.nextAt - gapMs };
+      }
     }
     throw new Error(`Too much contention for the politeness slot of ${host}`);
   }
