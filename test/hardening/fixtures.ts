@@ -83,13 +83,16 @@ export async function seedArtifact(
 /**
  * One resource of every id kind in `key`'s workspace, without reaching any site (crawls and
  * competitors name hosts that do not resolve; the event is recorded as a check would record it).
- * Answers the ids by prefix.
+ * A webhook endpoint too with `webhook`: its deliveries (a test event) can only fail and are
+ * retried for about a day, so a run that waits for idle queues must do without it. Answers the
+ * ids by prefix.
  */
 export async function seedOneOfEach(
   rt: TestRuntime,
   table: Table,
   workspaceId: string,
   key: string,
+  options: { webhook?: boolean } = {},
 ): Promise<Record<string, string[]>> {
   const created = async (path: string, json: unknown, field = "id") => {
     const res = await rt.call(path, { method: "POST", json, key });
@@ -102,6 +105,14 @@ export async function seedOneOfEach(
   ids.crawl_ = [
     await created("/api/knowledge/crawl", { seedUrl: "https://fixture.invalid/" }, "crawlId"),
   ];
+  if (options.webhook) {
+    ids.wh_ = [
+      await created("/api/webhooks", {
+        url: "https://fixture-hooks.invalid/",
+        events: ["competitor.event"],
+      }),
+    ];
+  }
   const competitorId = await created("/api/intel/competitors", { domain: "fixture-rival.invalid" });
   ids.comp_ = [competitorId];
   const [event] = await new Events(table).record(

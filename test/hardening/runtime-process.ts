@@ -10,7 +10,10 @@ import { runtimeStores } from "./store.js";
  */
 
 const rt = await startTestRuntime();
-const ids = await seedOneOfEach(rt, runtimeStores().table, rt.runtime.workspaceId, rt.key);
+// Nothing here waits for idle queues, so routes on a webhook id get one to aim at.
+const ids = await seedOneOfEach(rt, runtimeStores().table, rt.runtime.workspaceId, rt.key, {
+  webhook: true,
+});
 const ready: ProcessReady = { url: rt.url, key: rt.key, otherKey: rt.otherKey, ids };
 process.send?.(ready);
 
