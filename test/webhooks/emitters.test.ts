@@ -148,7 +148,7 @@ describe("webhook events where work finishes", () => {
     expect(told).toMatchObject([
       {
         type: "crawl.completed",
-        data: { crawlId: crawl.crawlId, status: "cancelled", pagesIndexed: 0 },
+        data: { crawlId: crawl.crawlId, refreshOf: null, status: "cancelled", pagesIndexed: 0 },
       },
     ]);
   });

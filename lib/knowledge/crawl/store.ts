@@ -555,9 +555,13 @@ export class CrawlStore {
   }
 }
 
-/** What `crawl.completed` tells: the crawl's outcome and counters. */
+/**
+ * What `crawl.completed` tells: the crawl's outcome and counters, and for a scheduled re-crawl
+ * the crawl it refreshed.
+ */
 const endedCrawl = (crawl: CrawlItem) => ({
   crawlId: crawl.crawlId,
+  refreshOf: crawl.refreshOf ?? null,
   seedUrl: crawl.seedUrl,
   status: crawl.status,
   pagesDiscovered: crawl.pagesDiscovered,
