@@ -152,7 +152,7 @@ export class Sandbox {
     transfer: ArrayBuffer[] = [],
   ): Promise<TaskOutput<K>> {
     const { timeoutMs } = bounds;
-    const heapMb = Math.min(bounds.maxHeapMb, this.budget.capacityMb - THREAD_OVERHEAD_MB);
+    const heapMb = this.heapFor(bounds);
     const thread = await this.thread(task, heapMb, timeoutMs);
     const { worker } = thread;
     worker.ref();
@@ -176,6 +176,26 @@ export class Sandbox {
     // The thread ran this very task: its value is the task's output.
     if (reply.ok) return reply.value as TaskOutput<K>;
     throw failures.refused(reply.code, reply.message);
+  }
+
+  /**
+   * Starts a thread for `task` before it is needed, so that its modules load while the caller
+   * does other work (a crawl reading its sitemap), when none of its kind is idle, nothing waits
+   * and the budget has room. It waits idle for the first such task.
+   */
+  warm(task: TaskName, bounds: Pick<SandboxBounds, "maxHeapMb">): void {
+    const heapMb = this.heapFor(bounds);
+    if (this.queue.length > 0 || this.idle.some((idle) => idle.fits === fits(task, heapMb))) return;
+    const thread = this.spawn(task, heapMb);
+    if (!thread) return;
+    // A thread that fails to start is dropped; the task that takes it sees why.
+    thread.ready.catch(() => undefined);
+    this.park(thread);
+  }
+
+  /** The heap limit of a task's thread: what it asks for, at most what the budget holds. */
+  private heapFor(bounds: Pick<SandboxBounds, "maxHeapMb">): number {
+    return Math.min(bounds.maxHeapMb, this.budget.capacityMb - THREAD_OVERHEAD_MB);
   }
 
   /** Waits in line, at most `waitMs`, for a thread for this task and heap limit. */

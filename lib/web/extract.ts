@@ -34,6 +34,12 @@ export const EXTRACT_FAILURES: Failures = {
     new ExtractionError("too_complex", `Reading the page needed more than ${heapMb} MB of memory`),
 };
 
+/** Starts a thread to read pages in before the first page comes (see `Sandbox.warm`). */
+export function warmPageReader(options: Pick<ExtractOptions, "limits" | "sandbox"> = {}): void {
+  const limits = { ...DEFAULT_EXTRACT_LIMITS, ...options.limits };
+  (options.sandbox ?? sandbox).warm("extract", limits);
+}
+
 /**
  * Extracts a page fetched from `url`. Rejects with an `ExtractionError` when it is too big, too
  * complex, too slow to read or has no text.

@@ -4,7 +4,7 @@ import { ParseError } from "../../lib/files/errors.js";
 import { DEFAULT_PARSE_LIMITS } from "../../lib/files/limits.js";
 import { type FileInput, parseFile } from "../../lib/files/parse.js";
 import { Sandbox, THREAD_OVERHEAD_MB } from "../../lib/files/sandbox.js";
-import { extractPage } from "../../lib/web/extract.js";
+import { extractPage, warmPageReader } from "../../lib/web/extract.js";
 import { DEFAULT_EXTRACT_LIMITS } from "../../lib/web/page.js";
 import { htmlPage, prose } from "../support/sites.js";
 
@@ -114,6 +114,19 @@ describe("the process's memory budget", () => {
     );
     expect(titles).toEqual(topics);
     expect(budget.grants).toEqual([PAGE_THREAD_MB, PAGE_THREAD_MB]);
+  });
+
+  it("starts a thread ahead of its first task when warmed, and that task takes it", async () => {
+    const budget = new WatchedBudget(4 * PAGE_THREAD_MB);
+    const sandbox = new Sandbox(budget, undefined, 2);
+    warmPageReader({ sandbox });
+    expect(budget.grants).toEqual([PAGE_THREAD_MB]);
+    // Already warm: no second thread.
+    warmPageReader({ sandbox });
+    const html = htmlPage("Warm", `<article>${prose("Warm")}</article>`);
+    const page = await extractPage(html, "https://example.com/", { sandbox });
+    expect(page.title).toBe("Warm");
+    expect(budget.grants).toEqual([PAGE_THREAD_MB]);
   });
 
   it("fails a task that waits longer than its deadline for memory as an outage, not the file's fault", async () => {

@@ -42,6 +42,10 @@ function recordingQueue(name: string) {
       sent.push({ message, delaySeconds });
       await queue.send(message, delaySeconds);
     },
+    async sendAll(messages: Sent[]) {
+      sent.push(...messages.map((message) => ({ message, delaySeconds: 0 })));
+      await queue.sendAll(messages);
+    },
   };
 }
 
@@ -182,6 +186,21 @@ describe("discover", () => {
     );
     expect(w.queued()).toEqual(expect.arrayContaining(pageKeys));
     expect(w.queued()).toHaveLength(4);
+  });
+
+  it("queues every page it records, ten to a request", async () => {
+    const w = await world();
+    const paths = Array.from({ length: 25 }, (_, i) => `/many/${i}`);
+    await w.store.discover(w.crawl, found(...paths));
+    const name = w.queue.url.split("/").pop() ?? "";
+    const pending = aws.queues
+      .pending(name)
+      .map((body) => JSON.parse(body) as Sent)
+      .flatMap((message) => (message.pageKey ? [message.pageKey] : []));
+    const keys = await Promise.all(paths.map(async (p) => (await w.page(p)).pageKey));
+    // The seed's message, sent when the crawl started, and one per page found.
+    expect(pending).toHaveLength(26);
+    expect(pending).toEqual(expect.arrayContaining(keys));
   });
 
   it("writes nothing for a page this process recorded or saw recorded before", async () => {

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { mapLimit } from "../../async.js";
 import { logger } from "../../log.js";
 import { count } from "../../metrics.js";
 import type { Blobs } from "../../store/blobs.js";
@@ -7,7 +6,7 @@ import type { CrawlMessage, Delivery, PageMessage, Queue } from "../../store/que
 import type { Table } from "../../store/table.js";
 import { decodeText, PAGE_KINDS } from "../../web/content-type.js";
 import { FetchError, isTransient } from "../../web/errors.js";
-import { extractPage } from "../../web/extract.js";
+import { extractPage, warmPageReader } from "../../web/extract.js";
 import type { FetchResult, SafeFetcher } from "../../web/fetch.js";
 import type { Observation } from "../../web/pace.js";
 import { type ExtractedPage, ExtractionError } from "../../web/page.js";
@@ -150,6 +149,8 @@ export class Crawler {
     if (!(await this.awaitTurn(crawl, page, robots))) return "deferred";
     const scope = new CrawlScope(crawl);
     if (page.depth === 0) {
+      // The page reader's thread starts meanwhile: its first page need not wait for it.
+      warmPageReader();
       // Read before the seed itself, so a seed that redirects or fails still finds the site.
       await this.discover(crawl, scope, await this.sitemapUrls(crawl, page.url, robots), 1);
     }
@@ -345,7 +346,10 @@ export class Crawler {
       return "completed";
     }
     if ((crawl.nudges ?? 0) === 0) {
-      await mapLimit(queued, 8, (page) => this.store.sendPage(crawl, page.pageKey));
+      await this.store.sendPages(
+        crawl,
+        queued.map((page) => page.pageKey),
+      );
       await this.store.nudged(crawl);
       await this.store.sendWatch(crawl);
       return "nudged";

@@ -292,19 +292,21 @@ export class CrawlStore {
       pagesDiscovered: created.length,
       pagesSkipped: created.length - queued.length,
     });
-    await mapLimit(queued, 8, (page) => this.sendPage(crawl, page.pageKey));
+    await this.sendPages(
+      crawl,
+      queued.map((page) => page.pageKey),
+    );
   }
 
   /** Queues a page, at once or once `at` (epoch ms) has come. */
   sendPage(crawl: CrawlItem, pageKey: string, at?: number): Promise<void> {
-    const message: CrawlMessage = {
-      kind: "crawl-page",
-      workspaceId: crawl.workspaceId,
-      crawlId: crawl.crawlId,
-      pageKey,
-    };
     const wait = at === undefined ? 0 : (at - Date.now()) / 1000;
-    return this.deps.queue.send(message, wait);
+    return this.deps.queue.send(pageMessage(crawl, pageKey), wait);
+  }
+
+  /** Queues pages at once, ten to a request. */
+  sendPages(crawl: CrawlItem, pageKeys: string[]): Promise<void> {
+    return this.deps.queue.sendAll(pageKeys.map((pageKey) => pageMessage(crawl, pageKey)));
   }
 
   /**
@@ -554,6 +556,13 @@ export class CrawlStore {
     return now;
   }
 }
+
+const pageMessage = (crawl: CrawlItem, pageKey: string): CrawlMessage => ({
+  kind: "crawl-page",
+  workspaceId: crawl.workspaceId,
+  crawlId: crawl.crawlId,
+  pageKey,
+});
 
 /**
  * What `crawl.completed` tells: the crawl's outcome and counters, and for a scheduled re-crawl
