@@ -1,24 +1,36 @@
-import { mkdir, readdir } from "node:fs/promises";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { createContext } from "./core/context.js";
 import type { Figure } from "./core/figure.js";
-import { type FigureReport, machine, type Report, rate, writeReport } from "./core/report.js";
+import {
+  type FigureReport,
+  machine,
+  merge,
+  type Report,
+  rate,
+  writeReport,
+} from "./core/report.js";
 
 /**
  * Runs every figure in `bench/figures/` in issue order and writes `bench/report.md` and
  * `bench/report.json`. `--quick` (small sizes) and `--only=id,id` write to `bench/out/` (or
- * `BENCH_OUT_DIR`) instead, so a partial run never replaces the full report. Started by
- * `main.ts`, which sets the environment first.
+ * `BENCH_OUT_DIR`) instead, so a partial run never replaces the full report; `--only=id,id
+ * --merge` puts its figures in the full report in place of theirs, marked as measured again.
+ * Started by `main.ts`, which sets the environment first.
  */
 
 const BENCH_DIR = import.meta.dirname;
 const OUT_DIR = process.env.BENCH_OUT_DIR ?? join(BENCH_DIR, "out");
 
 const { values: args } = parseArgs({
-  options: { quick: { type: "boolean", default: false }, only: { type: "string" } },
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string" },
+    merge: { type: "boolean", default: false },
+  },
 });
 const only = args.only?.split(",").map((id) => id.trim());
 
@@ -79,7 +91,12 @@ const report: Report = {
   machine: machine(loadAtStart),
   figures: reports,
 };
-const files = await writeReport(report, args.quick || only ? OUT_DIR : BENCH_DIR);
+let files: string[];
+if (args.merge && only && !args.quick) {
+  // The figures run replace theirs in the full report; the others stay as they were measured.
+  const full = JSON.parse(await readFile(join(BENCH_DIR, "report.json"), "utf8")) as Report;
+  files = await writeReport(merge(full, report), BENCH_DIR);
+} else files = await writeReport(report, args.quick || only ? OUT_DIR : BENCH_DIR);
 log(`wrote ${files.join(", ")}`);
 // Keep-alive sockets of the SDK clients would hold the process open.
 process.exit(reports.some((r) => r.error) ? 1 : 0);

@@ -19,6 +19,8 @@ export interface FigureReport extends Omit<Figure, "run"> {
   notes: string[];
   /** Why the figure did not finish; its tables are then empty. */
   error?: string;
+  /** Set on a figure merged in from a later partial run (`--merge`): when and how loaded. */
+  remeasured?: { startedAt: string; loadAverage: { start: number; end: number } };
 }
 
 export interface Report {
@@ -123,12 +125,41 @@ export function renderMarkdown(report: Report): string {
   ];
   for (const figure of report.figures) {
     lines.push(`## ${figure.number}. ${figure.title}`, "", figure.description, "");
+    if (figure.remeasured) {
+      const { startedAt, loadAverage } = figure.remeasured;
+      lines.push(
+        `_Measured again on its own (\`--only=${figure.id} --merge\`) on ${startedAt}, 1-minute ` +
+          `load average ${loadAverage.start.toFixed(1)} to ${loadAverage.end.toFixed(1)}._`,
+        "",
+      );
+    }
     if (figure.error) lines.push(`**Failed:** ${figure.error}`, "");
     for (const table of figure.tables) lines.push(...renderTable(table));
     for (const note of figure.notes) lines.push(`- ${note}`);
     lines.push(...(figure.notes.length > 0 ? [""] : []), `_${Math.round(figure.seconds)} s_`, "");
   }
   return lines.join("\n");
+}
+
+/**
+ * `report` with `partial`'s figures in place of its own of the same id (or added), each marked
+ * with when its run started and how loaded the machine was.
+ */
+export function merge(report: Report, partial: Report): Report {
+  const fresh = new Map(
+    partial.figures.map((figure) => [
+      figure.id,
+      {
+        ...figure,
+        remeasured: { startedAt: partial.startedAt, loadAverage: partial.machine.loadAverage },
+      },
+    ]),
+  );
+  const kept = report.figures.filter((figure) => !fresh.has(figure.id));
+  return {
+    ...report,
+    figures: [...kept, ...fresh.values()].sort((a, b) => a.number - b.number),
+  };
 }
 
 export async function writeReport(report: Report, dir: string): Promise<string[]> {
