@@ -11,7 +11,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { type BuildOptions, build, type Plugin } from "esbuild";
 import { apiFunctions, queueWorkers, scheduledFunctions } from "../../functions/manifest.js";
 import { VIEWER_FILE, viewerSource } from "../../lib/http/docs.js";
@@ -266,6 +266,25 @@ export function fetchPlatformPackages(cache = NATIVE_CACHE): string[] {
 }
 
 /**
+ * Builds `options` as if its output file were at the repository's root, then writes it into `dir`:
+ * its source map names every source by its path in the repository (`lib/…`, `node_modules/…`),
+ * not by a path from wherever `dir` is, so a bundle, and the asset hash CDK computes from it, is
+ * the same whatever folder it is written to and whatever the shell's current directory.
+ */
+async function buildInto(dir: string, options: BuildOptions) {
+  const result = await build({
+    ...options,
+    outfile: join(REPO_ROOT, basename(options.outfile ?? "")),
+    absWorkingDir: REPO_ROOT,
+    write: false,
+  });
+  for (const file of result.outputFiles) {
+    writeFileSync(join(dir, basename(file.path)), file.contents);
+  }
+  return result;
+}
+
+/**
  * Bundles one function into `{outRoot}/{name}/index.mjs`. Its `nodeModules` are copied next to
  * it from this checkout, unless `installNodeModules` is false (tests that only read the template).
  */
@@ -279,12 +298,12 @@ export async function bundleFunction(
   mkdirSync(dir, { recursive: true });
   const outfile = join(dir, "index.mjs");
   const modules = request.nodeModules ?? [];
-  const result = await build(bundleOptions(request.entry, outfile, modules));
+  const result = await buildInto(dir, bundleOptions(request.entry, outfile, modules));
   const inputs = Object.keys(result.metafile?.inputs ?? {});
   if (inputs.some((input) => input.endsWith("lib/files/sandbox.ts"))) {
     // Files are parsed and pages read in sandbox threads, which load their script from beside the
     // bundle (jsdom, in `modules`, stays out of both and is installed beside them).
-    await build({
+    await buildInto(dir, {
       ...bundleOptions("lib/files/parse-worker.ts", join(dir, "parse-worker.mjs"), modules),
       metafile: false,
     });
