@@ -72,8 +72,9 @@ export interface SearchIndexOptions {
   /** Memory for the engine's cache of index pages, shared by every workspace. */
   indexCacheBytes?: number;
   /**
-   * Chunks the recent table gathers before a write folds them into the chunks table, and vectors
-   * written since a vector table's last optimize before a write optimizes it (see `writeChunks`).
+   * Chunks the recent table gathers before a write folds them into the chunks table (that many
+   * at a time), and vectors written since a vector table's last optimize before a write
+   * optimizes it (see `writeChunks`).
    */
   foldAfterRows?: number;
   /** Small data files after which a write compacts a vector table. */
@@ -312,7 +313,7 @@ export class SearchIndex {
     await other.checkoutLatest();
     await other.delete(ofSources(sourceIds));
     if (maintain && (await recent.countRows()) >= this.options.foldAfterRows) {
-      await fold(chunks, recent);
+      await fold(chunks, recent, this.options.foldAfterRows);
     }
   }
 
@@ -324,7 +325,8 @@ export class SearchIndex {
       const workspace = await this.workspace(workspaceId);
       const chunks = await workspace.table(CHUNKS_TABLE);
       if (chunks) {
-        await fold(chunks, await this.chunkTable(eng, workspace, RECENT_CHUNKS_TABLE));
+        const recent = await this.chunkTable(eng, workspace, RECENT_CHUNKS_TABLE);
+        await fold(chunks, recent, this.options.foldAfterRows);
       }
       for (const name of await this.spaces(workspace, [])) {
         const table = await workspace.table(name);
@@ -650,18 +652,21 @@ async function replaceRows(
 }
 
 /**
- * Moves every row of the recent table into the chunks table and optimizes it, which folds them
- * into its indexes and compacts it. The rows are in the chunks table's index before they leave
- * the recent table, so a search finds each of them throughout. Run under the writer lock.
+ * Moves every row of the recent table into the chunks table, `batchRows` at a time (one large
+ * source may have put tens of thousands there: memory stays bounded), and optimizes it, which
+ * folds them into its indexes and compacts it. The rows are in the chunks table's index before
+ * they leave the recent table, so a search finds each of them throughout. Run under the writer
+ * lock, so the recent table holds still while it is read page by page.
  */
-async function fold(chunks: LanceTable, recent: LanceTable): Promise<void> {
+async function fold(chunks: LanceTable, recent: LanceTable, batchRows: number): Promise<void> {
   await Promise.all([chunks.checkoutLatest(), recent.checkoutLatest()]);
-  const rows = await recent.query().toArrow();
-  if (rows.numRows > 0) {
+  const total = await recent.countRows();
+  for (let offset = 0; offset < total; offset += batchRows) {
+    const rows = await recent.query().offset(offset).limit(batchRows).toArrow();
     await chunks.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows);
   }
   await chunks.optimize({ cleanupOlderThan: keepSince() });
-  if (rows.numRows > 0) {
+  if (total > 0) {
     await recent.delete("true");
     await recent.optimize({ cleanupOlderThan: keepSince() });
   }
