@@ -102,7 +102,12 @@ export const apiFunctions: ApiFunction[] = [
     name: "intel-api",
     entry: "functions/intel-api.ts",
     routes: [...intelRoutes, ...generateRoutes, ...artifactRoutes, ...usageRoutes],
-    access: { table: "readWrite", bucket: { search: ["read"] }, model: true },
+    // The competitor module reads a tracked competitor's latest snapshot.
+    access: {
+      table: "readWrite",
+      bucket: { search: ["read"], competitors: ["read"] },
+      model: true,
+    },
     memoryMb: 1024,
     nodeModules: SEARCH_ENGINE,
     load: () => import("./intel-api.js"),

@@ -1,5 +1,6 @@
 import { Competitors } from "../competitors/competitors.js";
 import { Events } from "../competitors/events.js";
+import { Snapshots } from "../competitors/snapshot.js";
 import type { Config } from "../config.js";
 import { Artifacts } from "../intel/artifacts.js";
 import { BrandProfiles } from "../intel/brand.js";
@@ -29,6 +30,7 @@ export function intelServices(config: Config) {
       competitors: new CompetitorIntel({
         competitors: new Competitors({ table: stores.table }),
         events: new Events(stores.table),
+        snapshots: new Snapshots(stores.blobs),
       }),
       quotas,
       artifacts,

@@ -100,6 +100,7 @@ function intelApp(options: Options = {}) {
     competitors: new CompetitorIntel({
       competitors: new Competitors({ table }),
       events: new Events(table),
+      snapshots: new Snapshots(intel.aws.blobs),
     }),
     quotas: options.quotas ?? roomyQuotas(table),
     artifacts: new Artifacts(table),
@@ -177,6 +178,57 @@ beforeAll(async () => {
     },
   });
   competitorId = (await competitors.create(acme.id, "https://www.rival-labs.com/")).id;
+  // What a check saw on its site: plans, open roles, posts and the homepage's claims.
+  const tracked = await competitors.get(acme.id, competitorId);
+  const snapshotKey = await new Snapshots(blobs).save(acme.id, competitorId, {
+    takenAt: "2025-05-01T00:00:00.000Z",
+    homepage: "https://rival-labs.com/",
+    carried: [],
+    facts: {
+      pricing: {
+        url: "https://rival-labs.com/pricing",
+        plans: [
+          {
+            name: "Starter",
+            price: 0,
+            currency: "USD",
+            period: "month",
+            perSeat: false,
+            contactSales: false,
+          },
+          {
+            name: "Pro",
+            price: 12,
+            currency: "USD",
+            period: "month",
+            perSeat: true,
+            contactSales: false,
+          },
+        ],
+      },
+      hiring: {
+        url: "https://rival-labs.com/careers",
+        source: "page",
+        jobs: [{ title: "Staff Data Engineer", team: "Platform", location: "Lisbon", url: null }],
+      },
+      content: {
+        url: "https://rival-labs.com/blog",
+        items: [
+          {
+            title: "Introducing live dashboards",
+            url: "https://rival-labs.com/blog/live",
+            date: "2025-04-28",
+          },
+        ],
+      },
+      messaging: {
+        url: "https://rival-labs.com/",
+        headline: "Reporting in minutes",
+        claims: ["SOC 2"],
+      },
+    },
+  });
+  await table.update(tracked.pk, tracked.sk, { snapshotKey });
   await events.record(
     acme.id,
     [change("Pro price rose from $10 to $12", competitorId)],
@@ -327,6 +379,17 @@ describe("the competitor module", () => {
     expect(prompt).toMatch(/kind="competitor_change" type="pricing" severity="high"/);
     expect(prompt).toContain("Pro price rose from $10 to $12");
     expect(prompt).not.toContain("OTHER WORKSPACE EVENT");
+  });
+
+  it("adds what its site showed at the last check: plans and prices, open roles, posts, claims", async () => {
+    const prompt = await competitorPrompt({ competitorId });
+    const site = prompt.slice(prompt.indexOf('kind="competitor_site"'));
+    expect(site).toMatch(/^kind="competitor_site" read="2025-05-01T00:00:00.000Z"/);
+    expect(site).toContain("Homepage headline: Reporting in minutes");
+    expect(site).toMatch(/- Pro: \$12[^\n]*seat/);
+    expect(site).toContain("Open roles: 1");
+    expect(site).toContain("- Staff Data Engineer, Platform, Lisbon");
+    expect(site).toContain("- 2025-04-28: Introducing live dashboards");
   });
 
   it("finds the tracked competitor by id, and searches the knowledge base by its name", async () => {

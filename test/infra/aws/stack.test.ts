@@ -454,12 +454,14 @@ describe("the stack", () => {
         expect(resource, fn.name).not.toMatch(/\/index\/\*/);
       }
     }
-    expect(statementsOf("intel-api").find((st) => st.Action === "s3:GetObject")?.Resource).toEqual({
-      "Fn::Join": [
-        "",
-        [{ "Fn::GetAtt": [expect.stringMatching(/^StorageBucket/), "Arn"] }, "/search/*"],
-      ],
+    const prefix = (path: string) => ({
+      "Fn::Join": ["", [{ "Fn::GetAtt": [expect.stringMatching(/^StorageBucket/), "Arn"] }, path]],
     });
+    // Intel reads the search index and competitors' snapshots, never a knowledge source's files.
+    const reads = statementsOf("intel-api")
+      .filter((st) => st.Action === "s3:GetObject")
+      .flatMap((st) => [st.Resource].flat());
+    expect(reads).toEqual([prefix("/search/*"), prefix("/ws/*/competitors/*/*")]);
   });
 
   it("passes cdk-nag's AwsSolutions and Serverless packs, with every exception written down", () => {
