@@ -15,7 +15,8 @@ import { BUCKET_NAME, runningRuntime, TABLE_NAME } from "../local/runtime.js";
 // The Lambdas run Node 22; locally Node 20 is supported, so the SDK's upgrade notice is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
-const usage = `Write every workspace's indexed sources into the persisted search index.
+const usage = `Write every workspace's indexed sources into the persisted search index, and give URL
+sources that predate one source per URL the claim of their URL.
 
   npm run migrate-index
 
@@ -91,8 +92,11 @@ async function main(argv: string[]): Promise<number> {
   try {
     for (const workspace of await new KeyStore(target.table, 0).listWorkspaces()) {
       const report = await migrateWorkspace({ ...target, search, space }, workspace.id);
+      const copies = report.duplicates.length
+        ? `; copies of older URL sources, to delete: ${report.duplicates.join(", ")}`
+        : "";
       process.stdout.write(
-        `${workspace.id}: ${report.sources} sources, ${report.chunks} chunks, ${report.vectors} vectors\n`,
+        `${workspace.id}: ${report.sources} sources, ${report.chunks} chunks, ${report.vectors} vectors; ${report.urlsClaimed} URL sources claimed${copies}\n`,
       );
     }
     return 0;

@@ -8,6 +8,7 @@ import { LiveSources } from "../../lib/knowledge/retrieval/live-sources.js";
 import { IndexRetriever } from "../../lib/knowledge/retrieval/retrieval.js";
 import { DynamoWriterLock, SearchIndex } from "../../lib/search/index.js";
 import type { IndexMessage } from "../../lib/store/queue.js";
+import { wsKey } from "../../lib/store/table.js";
 import { indexerOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 
 const WS = "ws_01JD00000000000000000MIGR1";
@@ -41,7 +42,13 @@ describe("migrating stored chunk sets into the search index", () => {
     expect(await retriever.search(WS, "orbital widget", 20)).toEqual([]);
 
     const deps = { table: aws.table, blobs: aws.blobs, search: fresh };
-    expect(await migrateWorkspace(deps, WS)).toEqual({ sources: 7, chunks: 7, vectors: 0 });
+    expect(await migrateWorkspace(deps, WS)).toEqual({
+      sources: 7,
+      chunks: 7,
+      vectors: 0,
+      urlsClaimed: 0,
+      duplicates: [],
+    });
     const once = await retriever.search(WS, "orbital widget", 20);
     expect(once.map((r) => r.name).sort()).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => `plan ${i}`));
 
@@ -49,5 +56,46 @@ describe("migrating stored chunk sets into the search index", () => {
     const twice = await retriever.search(WS, "orbital widget", 20);
     expect(twice).toHaveLength(7);
     expect(new Set(twice.map((r) => `${r.source_id}#${r.chunk_index}`)).size).toBe(7);
+  });
+});
+
+describe("migrating URL sources that predate one source per URL", () => {
+  const ws = "ws_01JD00000000000000000MIGR2";
+  const pricing = "https://example.com/pricing";
+  const about = "https://example.com/about";
+
+  /** Removes every URL claim of the workspace, as a deployment from before claims has none. */
+  async function forgetClaims() {
+    for (const claim of await aws.table.all(wsKey(ws), "KBURL#")) {
+      await aws.table.delete(claim.pk, claim.sk);
+    }
+  }
+
+  it("claims each URL for its oldest source, reports the copies, and is safe to run twice", async () => {
+    const sources = sourcesOn(aws);
+    const first = (await sources.addUrl(ws, { url: pricing, name: "Pricing" })).item;
+    await forgetClaims();
+    const copy = await sources.addUrl(ws, { url: pricing, name: "Pricing again" });
+    expect(copy.created).toBe(true);
+    const other = (await sources.addUrl(ws, { url: about, name: "About" })).item;
+    await forgetClaims();
+
+    const deps = { table: aws.table, blobs: aws.blobs, search: aws.search };
+    expect(await migrateWorkspace(deps, ws)).toMatchObject({
+      urlsClaimed: 2,
+      duplicates: [copy.item.id],
+    });
+    expect(await sources.addUrl(ws, { url: pricing, name: "Pricing" })).toMatchObject({
+      created: false,
+      item: { id: first.id },
+    });
+    expect(await sources.addUrl(ws, { url: about, name: "About" })).toMatchObject({
+      created: false,
+      item: { id: other.id },
+    });
+    expect(await migrateWorkspace(deps, ws)).toMatchObject({
+      urlsClaimed: 0,
+      duplicates: [copy.item.id],
+    });
   });
 });

@@ -2,7 +2,7 @@ import type { EmbeddingSpace } from "../../llm/embeddings.js";
 import type { SearchIndex, SourceDocument } from "../../search/index.js";
 import type { Blobs } from "../../store/blobs.js";
 import { type Table, wsKey } from "../../store/table.js";
-import { SOURCE_PREFIX, type SourceItem } from "../sources/sources.js";
+import { claimUrlSources, SOURCE_PREFIX, type SourceItem } from "../sources/sources.js";
 import { loadVectors, matrixRows } from "./embeddings.js";
 import { type StoredChunks, searchDocument } from "./indexer.js";
 
@@ -18,23 +18,36 @@ export interface MigrationReport {
   sources: number;
   chunks: number;
   vectors: number;
+  /** URL sources given the claim of their URL they predate (see `claimUrlSources`). */
+  urlsClaimed: number;
+  /** URL sources that copy an older source's URL: to delete by hand. */
+  duplicates: string[];
 }
 
 /** Sources loaded and written together: one commit per table for each batch. */
 const BATCH = 50;
 
 /**
- * Writes a workspace's indexed sources from their stored chunk sets (and vectors, in the
- * configured space) into the search index: how a deployment that searched in memory gets its
- * persisted index. Safe to run twice or on a live system: rows are replaced by id, so a second run
- * changes nothing, and a source indexed meanwhile was written by the worker already. The index is
- * maintained once at the end of the workspace, not after every batch.
+ * Brings a workspace's records up to date with this version. Writes its indexed sources from
+ * their stored chunk sets (and vectors, in the configured space) into the search index: how a
+ * deployment that searched in memory gets its persisted index. And gives URL sources that predate
+ * one source per URL the claim of their URL. Safe to run twice or on a live system: rows are
+ * replaced by id, so a second run changes nothing, and a source indexed meanwhile was written by
+ * the worker already. The index is maintained once at the end of the workspace, not after every
+ * batch.
  */
 export async function migrateWorkspace(
   deps: MigrationDeps,
   workspaceId: string,
 ): Promise<MigrationReport> {
-  const report: MigrationReport = { sources: 0, chunks: 0, vectors: 0 };
+  const claims = await claimUrlSources(deps.table, workspaceId);
+  const report: MigrationReport = {
+    sources: 0,
+    chunks: 0,
+    vectors: 0,
+    urlsClaimed: claims.claimed,
+    duplicates: claims.duplicates,
+  };
   const sources = (await deps.table.all<SourceItem>(wsKey(workspaceId), SOURCE_PREFIX)).filter(
     (source) => source.status === "indexed" && source.chunks_key,
   );

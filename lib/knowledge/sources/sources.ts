@@ -178,6 +178,37 @@ interface UrlClaim extends Item {
   claimedAt: string;
 }
 
+/** What claiming a workspace's existing URL sources did (`claimUrlSources`). */
+export interface UrlClaims {
+  /** URL sources given the claim they lacked. */
+  claimed: number;
+  /** URL sources whose URL another, older source had claimed: copies to delete. */
+  duplicates: string[];
+}
+
+/**
+ * Gives every URL source of a workspace the claim of its URL, oldest source first: URL sources
+ * added before one source per URL existed have none, so adding their URL again would make a
+ * second source. A URL two old sources share stays the older one's; the newer are reported, not
+ * deleted. Safe to run twice and while the service runs (claims are conditional puts).
+ */
+export async function claimUrlSources(table: Table, workspaceId: string): Promise<UrlClaims> {
+  const pk = wsKey(workspaceId);
+  const sources = (await table.all<SourceItem>(pk, SOURCE_PREFIX))
+    .filter((source) => source.type === "url" && source.source_url_or_path)
+    .sort((a, b) => a.created_at.localeCompare(b.created_at));
+  const result: UrlClaims = { claimed: 0, duplicates: [] };
+  for (const source of sources) {
+    const sk = urlKey(source.source_url_or_path as string);
+    const claim: UrlClaim = { pk, sk, sourceId: source.id, claimedAt: source.created_at };
+    if (await table.create(claim)) result.claimed++;
+    else if ((await table.get<UrlClaim>(pk, sk))?.sourceId !== source.id) {
+      result.duplicates.push(source.id);
+    }
+  }
+  return result;
+}
+
 /** A claim whose source is still missing after this long was left by a crashed add. */
 const ORPHAN_CLAIM_MS = 30_000;
 const CLAIM_POLLS = 20;
