@@ -510,7 +510,7 @@ export class SearchIndex {
     const table = await workspace.table(name);
     if (table) await replaceRows(table, rows, sourceIds);
     else if (rows[0]) {
-      return this.created(workspace, name, rows, vectorSchema(eng, rows[0].vector.length));
+      return this.created(eng, workspace, name, rows, vectorSchema(eng, rows[0].vector.length));
     }
     return table;
   }
@@ -523,7 +523,7 @@ export class SearchIndex {
   ): Promise<LanceTable> {
     const table = await workspace.table(name);
     if (table) return table;
-    const created = await this.created(workspace, name, [], chunkSchema(eng));
+    const created = await this.created(eng, workspace, name, [], chunkSchema(eng));
     const { Index } = eng.lance;
     for (const column of INDEXED_COLUMNS) {
       await created.createIndex(column, {
@@ -546,6 +546,7 @@ export class SearchIndex {
    * it, and hybrid search fetches vector hits' text by id, both without scanning the table.
    */
   private async created(
+    { lance }: Engine,
     workspace: OpenWorkspace,
     name: string,
     rows: VectorRow[],
@@ -556,8 +557,7 @@ export class SearchIndex {
       rows.map((row) => ({ ...row })),
       { schema },
     );
-    const { Index } = (await engine()).lance;
-    await table.createIndex("id", { config: Index.btree(), name: indexName("id") });
+    await table.createIndex("id", { config: lance.Index.btree(), name: indexName("id") });
     workspace.tables.set(name, Promise.resolve(table));
     return table;
   }
