@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,8 +42,9 @@ export interface S3Notification {
 const BUCKET_CORS = `<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>POST</AllowedMethod><AllowedHeader>*</AllowedHeader></CORSRule></CORSConfiguration>`;
 
 /**
- * An S3-compatible server (s3rver) on loopback, keeping objects as files under `dir`;
- * `onEvent` receives its object-created notifications.
+ * An S3-compatible server (s3rver) on loopback, keeping objects as files under `dir` (without
+ * one, in a temporary directory its close removes); `onEvent` receives its object-created
+ * notifications.
  */
 export async function startS3(
   dir?: string,
@@ -62,7 +63,13 @@ export async function startS3(
   });
   if (onEvent) server.on("event", onEvent);
   const { port } = await server.run();
-  return { endpoint: `http://127.0.0.1:${port}`, close: () => server.close() };
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    async close() {
+      await server.close();
+      if (!dir) await rm(directory, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Creates the service's table unless it exists (same keys as the CDK stack, on-demand). */
