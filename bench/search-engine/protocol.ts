@@ -14,6 +14,12 @@ export type ProbeTask = {
       hybrid?: { space: string; vector: number[] };
       /** Sources excluded in a third warm series: the cost of the engine's prefilter. */
       excludeSourceIds: string[];
+      /**
+       * The last warm series' queries, none of them in `queries`: words an earlier series read
+       * would be cheaper the second time, and this series should differ from the first in one
+       * thing only.
+       */
+      changedQueries: string[];
     }
   | {
       engine: "minisearch";
@@ -38,14 +44,14 @@ export interface ProbeAnswer {
   warm: number[];
   warmHybrid: number[];
   warmFiltered: number[];
-  /** Lexical again, on an index that checks for new versions every `RELAXED_SECONDS` only. */
-  warmRelaxed: number[];
+  /**
+   * Lexical again, each search bringing a higher generation, as after every change to the
+   * workspace: each first looks for a newer version of the index.
+   */
+  warmChanged: number[];
   /** Resident memory after the warm searches, MB. */
   rssMb: number;
 }
 
 /** Written on file descriptor 3 the moment the first search answers, before the report. */
 export const FIRST_ANSWERED = "F";
-
-/** The staleness the relaxed warm series allows (`readConsistencySeconds`). */
-export const RELAXED_SECONDS = 5;

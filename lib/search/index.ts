@@ -57,6 +57,13 @@ export interface SearchQuery {
   space?: string;
   limit: number;
   filters?: SearchFilters;
+  /**
+   * The caller's count of changes to the workspace's searchable content, a number that only
+   * grows and moves after each change is written (the knowledge base's generation counter). A
+   * search that brings a higher one than this process last saw reads the newest version of the
+   * index first; otherwise the open version serves, at most `readConsistencySeconds` old.
+   */
+  generation?: number;
 }
 
 /** A chunk a search found, with its score on the 0–1 scale of both modes (see `scores.ts`). */
@@ -88,8 +95,10 @@ export interface SearchIndexOptions {
   /** Hits taken from each ranking before fusion. */
   candidates?: number;
   /**
-   * How stale a search may be: an open table looks for a newer version (one more request to the
-   * store) when it was last checked longer ago than this. 0: on every search.
+   * How stale a search without a newer `generation` may be: an open table looks for a newer
+   * version (a listing of the store, the slowest request of a search) when it was last checked
+   * longer ago than this. 0: on every search. It also bounds how old a version a reader holds,
+   * far below the hour an optimize keeps old versions for.
    */
   readConsistencySeconds?: number;
 }
@@ -130,7 +139,32 @@ const ofSources = (sourceIds: readonly string[]) =>
 /** A workspace's database and the tables opened in it so far. */
 class OpenWorkspace {
   readonly tables = new Map<string, Promise<LanceTable | undefined>>();
+  /** The highest generation a search brought, and the refresh of the open tables it started. */
+  private generation: number | undefined;
+  private caughtUp: Promise<unknown> = Promise.resolve();
   constructor(readonly db: Connection) {}
+
+  /**
+   * Settles once the open tables hold every change counted up to `generation`: a higher one than
+   * seen so far moves them to their latest versions, and searches in flight with it wait for that.
+   */
+  catchUp(generation: number | undefined): Promise<unknown> {
+    if (
+      generation !== undefined &&
+      (this.generation === undefined || generation > this.generation)
+    ) {
+      const opened = [...this.tables.values()];
+      this.generation = generation;
+      this.caughtUp = Promise.all(
+        opened.map(async (table) => (await table)?.checkoutLatest()),
+      ).catch((err: unknown) => {
+        // Unsettled: the next search tries again.
+        this.generation = undefined;
+        throw err;
+      });
+    }
+    return this.caughtUp;
+  }
 
   /** A table of the workspace; a missing one is looked for again next time, as a write may create it. */
   table(name: string): Promise<LanceTable | undefined> {
@@ -177,7 +211,7 @@ export class SearchIndex {
       minSimilarity: 0.3,
       protectedLexical: 5,
       candidates: 50,
-      readConsistencySeconds: 0,
+      readConsistencySeconds: 10,
       ...options,
     };
     this.workspaces = new LRUCache({ max: this.options.maxOpenWorkspaces });
@@ -358,6 +392,7 @@ export class SearchIndex {
     if (where === null) return [];
     const eng = await engine();
     const workspace = await this.workspace(workspaceId);
+    await workspace.catchUp(query.generation);
     const chunks = (
       await Promise.all([workspace.table(CHUNKS_TABLE), workspace.table(RECENT_CHUNKS_TABLE)])
     ).filter((table) => table !== undefined);

@@ -243,7 +243,7 @@ describe("lexical retrieval", () => {
     expect((await retriever.search(ws, "ценах", 5))[0]?.name).toBe("ru");
   });
 
-  it("answers concurrent first searches of a fresh process from the persisted index", async () => {
+  it("answers concurrent first searches of a fresh process from the persisted index, and sees what another indexes next", async () => {
     const ws = "ws_01JD0000000000000000000006";
     const dir = await mkdtemp(join(tmpdir(), "kb-search-cold-"));
     try {
@@ -270,6 +270,12 @@ describe("lexical retrieval", () => {
           expect.objectContaining({ source_id: item.id, name: "c", chunk_index: 0 }),
         ]);
       }
+      // Its tables are open now; the workspace's counter moved, so its next search looks for the
+      // index's newest version and finds the source the other process just indexed.
+      const next = await sources.createText(ws, "Later content about podcasts.", "d");
+      expect(await writer.handle(lastMessage(), once)).toBe("indexed");
+      const found = await fresh.search(ws, "podcasts", 5);
+      expect(found.map((result) => result.source_id)).toEqual([next.id]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -189,14 +189,32 @@ describe.each([
     }
   });
 
-  it("shows one instance's writes to another that has the table open already", async () => {
+  it("shows one instance's writes to another that has the table open already once a search brings a higher generation", async () => {
     const ws = freshWorkspace();
     const other = indexOn(stores, locate(stores));
+    const search = (generation: number) =>
+      other.search(ws, { text: "zeta", limit: 5, generation }).then(ids);
     await index.replaceSource(ws, doc("kb_a", ["zeta first"]));
-    expect(ids(await other.search(ws, { text: "zeta", limit: 5 }))).toEqual(["kb_a#0"]);
+    expect(await search(1)).toEqual(["kb_a#0"]);
     await index.replaceSource(ws, doc("kb_b", ["zeta second"]));
     await index.removeSource(ws, "kb_a");
-    expect(ids(await other.search(ws, { text: "zeta", limit: 5 }))).toEqual(["kb_b#0"]);
+    // The same generation: nothing counted has changed, so the open version serves.
+    expect(await search(1)).toEqual(["kb_a#0"]);
+    // Searches racing with the higher one all wait for the newest version.
+    const racing = await Promise.all([search(3), search(3), search(2)]);
+    expect(racing).toEqual([["kb_b#0"], ["kb_b#0"], ["kb_b#0"]]);
+  });
+
+  it("shows another instance's writes to a search without a generation within readConsistencySeconds", async () => {
+    const ws = freshWorkspace();
+    const strict = indexOn(stores, locate(stores), { readConsistencySeconds: 0 });
+    await index.replaceSource(ws, doc("kb_a", ["theta first"]));
+    expect(ids(await strict.search(ws, { text: "theta", limit: 5 }))).toEqual(["kb_a#0"]);
+    await index.replaceSource(ws, doc("kb_b", ["theta second"]));
+    expect(ids(await strict.search(ws, { text: "theta", limit: 5 })).sort()).toEqual([
+      "kb_a#0",
+      "kb_b#0",
+    ]);
   });
 });
 

@@ -10,6 +10,8 @@ export interface WorkspaceSources {
   live: SourceItem[];
   /** Every other source's id (disabled, indexing, failed): excluded inside the engine. */
   hidden: string[];
+  /** The workspace's counter when they were listed: the index holds every change it counts. */
+  generation: number;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface WorkspaceSources {
  */
 export class LiveSources {
   /** No age limit: the counter says when an entry is stale. */
-  private readonly cache: LRUCache<string, { generation: number; sources: WorkspaceSources }>;
+  private readonly cache: LRUCache<string, WorkspaceSources>;
 
   constructor(
     private readonly table: Table,
@@ -35,8 +37,8 @@ export class LiveSources {
     );
     const generation = counter?.generation ?? 0;
     const cached = this.cache.get(workspaceId);
-    if (cached && cached.generation === generation) return cached.sources;
-    const sources: WorkspaceSources = { live: [], hidden: [] };
+    if (cached && cached.generation === generation) return cached;
+    const sources: WorkspaceSources = { live: [], hidden: [], generation };
     for (const source of await this.table.all<SourceItem>(
       wsKey(workspaceId),
       SOURCE_PREFIX,
@@ -45,7 +47,7 @@ export class LiveSources {
       if (source.status === "indexed" && source.enabled === 1) sources.live.push(source);
       else sources.hidden.push(source.id);
     }
-    this.cache.set(workspaceId, { generation, sources });
+    this.cache.set(workspaceId, sources);
     return sources;
   }
 }

@@ -51,7 +51,9 @@ export interface IndexRetrieverDeps {
  * Search over the persisted index (`lib/search`), kept current by the index worker. What may be
  * returned is decided here, on every search, from the table: the workspace's sources that exist
  * but are not enabled and indexed are excluded inside the engine (before its top-k cut), so a
- * disable or enable shows on the very next search without touching the index. With an embedding
+ * disable or enable shows on the very next search without touching the index. The workspace's
+ * counter read with them tells the index when to look for its newest version (a source indexed
+ * since), so a search that finds no change costs no listing of the store. With an embedding
  * model the search is hybrid; when embedding the query fails, it answers lexically.
  */
 export class IndexRetriever implements Retriever {
@@ -74,6 +76,7 @@ export class IndexRetriever implements Retriever {
     const hits = await this.deps.index.search(workspaceId, {
       text: query,
       limit: limit + SLACK,
+      generation: sources.generation,
       ...vector,
       filters: {
         sourceIds: scope.source_ids,
