@@ -155,8 +155,9 @@ class OpenWorkspace {
     ) {
       const opened = [...this.tables.values()];
       this.generation = generation;
+      // A table whose open failed is opened again by the search that wants it.
       this.caughtUp = Promise.all(
-        opened.map(async (table) => (await table)?.checkoutLatest()),
+        opened.map(async (table) => (await table.catch(() => undefined))?.checkoutLatest()),
       ).catch((err: unknown) => {
         // Unsettled: the next search tries again.
         this.generation = undefined;
