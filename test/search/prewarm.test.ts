@@ -1,0 +1,156 @@
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SearchHit, SearchLocation } from "../../lib/search/index.js";
+import { doc, indexOn, type SearchStores, startSearchStores } from "./support.js";
+
+/**
+ * What a warm search reads from S3, counted by a proxy in front of the emulator: with its chunk
+ * tables' full-text indexes prewarmed, only its hits' rows; the indexes again only after a
+ * rebuild added rows to them.
+ */
+
+interface Recorder {
+  location: SearchLocation;
+  /** Paths of the objects read (GET) since the last `reset`. */
+  reads: string[];
+  reset(): void;
+  close(): Promise<void>;
+}
+
+async function recording(location: SearchLocation): Promise<Recorder> {
+  const target = new URL(location.s3?.endpoint ?? "");
+  const recorder = { reads: [] as string[] };
+  const proxy = createServer((incoming, answer) => {
+    if (incoming.method === "GET") recorder.reads.push(decodeURIComponent(incoming.url ?? ""));
+    const upstream = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: incoming.headers,
+      },
+      (response) => {
+        answer.writeHead(response.statusCode ?? 502, response.headers);
+        response.pipe(answer);
+      },
+    );
+    incoming.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  const { port } = proxy.address() as AddressInfo;
+  return {
+    location: {
+      ...location,
+      s3: {
+        ...(location.s3 ?? { region: "", accessKeyId: "", secretAccessKey: "" }),
+        endpoint: `http://127.0.0.1:${port}`,
+      },
+    },
+    get reads() {
+      return recorder.reads;
+    },
+    reset() {
+      recorder.reads = [];
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        proxy.closeAllConnections();
+        proxy.close(() => resolve());
+      }),
+  };
+}
+
+const ids = (hits: SearchHit[]) => hits.map((hit) => hit.id).sort();
+/** Reads of a table's index files. */
+const indexReads = (recorder: Recorder, table: string) =>
+  recorder.reads.filter((path) => path.includes(`/${table}.lance/_indices/`)).length;
+
+let stores: SearchStores;
+let recorder: Recorder;
+
+beforeAll(async () => {
+  stores = await startSearchStores();
+  recorder = await recording(stores.s3);
+});
+afterAll(async () => {
+  await recorder.close();
+  await stores.close();
+});
+
+/** Ten sources of 20 chunks, chunk `i` of source `s` holding the words `s${s}` and `c${i}`. */
+const corpus = Array.from({ length: 10 }, (_, s) =>
+  doc(
+    `kb_${s}`,
+    Array.from({ length: 20 }, (_, i) => `s${s} c${i} shared words`),
+  ),
+);
+
+describe("a warm search on S3", () => {
+  it("reads no full-text index from the store once a search has prewarmed the chunk tables", async () => {
+    const ws = "ws_prewarm";
+    const writer = indexOn(stores, stores.s3, { foldAfterRows: 30 });
+    await writer.replaceSources(ws, corpus, { maintain: false });
+    await writer.optimize(ws);
+    const reader = indexOn(stores, recorder.location);
+    const search = (text: string, generation: number) =>
+      reader.search(ws, { text, limit: 50, generation });
+
+    expect(ids(await search("s1 c2", 1))).toContain("kb_1#2");
+    recorder.reset();
+    expect(ids(await search("s3", 1))).toEqual(corpus[3]?.chunks.map((_, i) => `kb_3#${i}`).sort());
+    expect(ids(await search("c7", 1))).toHaveLength(10);
+    expect(indexReads(recorder, "chunks")).toBe(0);
+    expect(recorder.reads.some((path) => path.includes("/chunks.lance/data/"))).toBe(true);
+
+    // Forty chunks written: the recent table (prewarmed as the search first sees it) reaches the
+    // fold, which rebuilds the chunks table's index with more rows; it is prewarmed again.
+    await writer.replaceSource(
+      ws,
+      doc(
+        "kb_new",
+        Array.from({ length: 40 }, (_, i) => `fresh c${i}`),
+      ),
+    );
+    await search("fresh", 2);
+    recorder.reset();
+    expect(ids(await search("fresh c39", 2))).toContain("kb_new#39");
+    expect(ids(await search("s9 c19", 2))).toContain("kb_9#19");
+    expect(indexReads(recorder, "chunks")).toBe(0);
+
+    // Each version of the recent table is prewarmed, whether or not its index grew: a source
+    // written again with as many chunks rebuilds it with the same number of rows.
+    for (const [generation, word] of [
+      [3, "tiny"],
+      [4, "other"],
+    ] as const) {
+      await writer.replaceSource(
+        ws,
+        doc(
+          "kb_small",
+          Array.from({ length: 10 }, (_, i) => `${word} c${i}`),
+        ),
+      );
+      await search(word, generation);
+      recorder.reset();
+      expect(ids(await search(`${word} c3`, generation))).toContain("kb_small#3");
+      expect(indexReads(recorder, "recent_chunks")).toBe(0);
+      expect(indexReads(recorder, "chunks")).toBe(0);
+    }
+  });
+
+  it("reads the indexes on every search where the chunk tables are larger than prewarmMaxRows", async () => {
+    const ws = "ws_prewarm_large";
+    const writer = indexOn(stores, stores.s3);
+    await writer.replaceSources(ws, corpus, { maintain: false });
+    await writer.optimize(ws);
+    const reader = indexOn(stores, recorder.location, { prewarmMaxRows: 199 });
+    await reader.search(ws, { text: "s1", limit: 5, generation: 1 });
+    recorder.reset();
+    expect(ids(await reader.search(ws, { text: "s2 c3", limit: 1, generation: 1 }))).toEqual([
+      "kb_2#3",
+    ]);
+    expect(indexReads(recorder, "chunks")).toBeGreaterThan(0);
+  });
+});
