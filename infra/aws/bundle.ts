@@ -5,6 +5,7 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -230,24 +231,43 @@ function nodeModulesOf(packages: string[]): NodeModules {
 }
 
 /**
- * Copies `packages` and everything they depend on (`nodeModulesOf`) into `{dir}/node_modules`,
- * at exactly the installed versions, with no registry.
+ * Where `packages` and everything they depend on (`nodeModulesOf`) come from, and their paths
+ * under a function's `node_modules`; a package nested in another's node_modules comes with it.
  */
-function copyNodeModules(packages: string[], dir: string) {
+function nodeModulesCopies(packages: string[]): Array<{ from: string; to: string }> {
   const { installed, platform } = nodeModulesOf(packages);
-  for (const name of platform) {
-    cpSync(platformPackage(name).dir, join(dir, "node_modules", name), { recursive: true });
-  }
   const top = join(REPO_ROOT, "node_modules");
-  for (const source of installed) {
-    // A package nested in another's node_modules comes with it.
-    const path = relative(top, source);
-    if (path.split(sep).includes("node_modules")) continue;
-    cpSync(source, join(dir, "node_modules", path), {
-      recursive: true,
-      filter: (file) => !file.includes(`${sep}.bin`),
-    });
+  return [
+    ...[...platform].map((name) => ({ from: platformPackage(name).dir, to: name })),
+    ...[...installed]
+      .map((source) => ({ from: source, to: relative(top, source) }))
+      .filter(({ to }) => !to.split(sep).includes("node_modules")),
+  ];
+}
+
+/** Packages' executables stay behind: nothing in a function runs them. */
+const copied = (file: string) => !file.includes(`${sep}.bin`);
+
+/** Copies `nodeModulesCopies` into `{dir}/node_modules`, at exactly the installed versions. */
+function copyNodeModules(packages: string[], dir: string) {
+  for (const { from, to } of nodeModulesCopies(packages)) {
+    cpSync(from, join(dir, "node_modules", to), { recursive: true, filter: copied });
   }
+}
+
+/**
+ * The bytes `packages` add beside a function's bundle (`copyNodeModules`), without copying them:
+ * Lambda counts them in its 250 MB limit on a function's unzipped code.
+ */
+export function nodeModulesBytes(packages: string[]): number {
+  let total = 0;
+  for (const { from } of nodeModulesCopies(packages)) {
+    for (const entry of readdirSync(from, { withFileTypes: true, recursive: true })) {
+      const file = join(entry.parentPath, entry.name);
+      if (entry.isFile() && copied(file)) total += statSync(file).size;
+    }
+  }
+  return total;
 }
 
 const FUNCTIONS: BundleRequest[] = [...apiFunctions, ...queueWorkers, ...scheduledFunctions];
