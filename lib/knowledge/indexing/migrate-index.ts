@@ -40,7 +40,8 @@ export async function migrateWorkspace(
   deps: MigrationDeps,
   workspaceId: string,
 ): Promise<MigrationReport> {
-  const claims = await claimUrlSources(deps.table, workspaceId);
+  const all = await deps.table.all<SourceItem>(wsKey(workspaceId), SOURCE_PREFIX);
+  const claims = await claimUrlSources(deps.table, workspaceId, all);
   const report: MigrationReport = {
     sources: 0,
     chunks: 0,
@@ -48,9 +49,7 @@ export async function migrateWorkspace(
     urlsClaimed: claims.claimed,
     duplicates: claims.duplicates,
   };
-  const sources = (await deps.table.all<SourceItem>(wsKey(workspaceId), SOURCE_PREFIX)).filter(
-    (source) => source.status === "indexed" && source.chunks_key,
-  );
+  const sources = all.filter((source) => source.status === "indexed" && source.chunks_key);
   for (let i = 0; i < sources.length; i += BATCH) {
     const documents: SourceDocument[] = [];
     for (const source of sources.slice(i, i + BATCH)) {

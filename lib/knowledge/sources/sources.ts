@@ -187,18 +187,23 @@ export interface UrlClaims {
 }
 
 /**
- * Gives every URL source of a workspace the claim of its URL, oldest source first: URL sources
+ * Gives every URL source among a workspace's `sources` (all of them, as listed by the caller) the
+ * claim of its URL, oldest source first: URL sources
  * added before one source per URL existed have none, so adding their URL again would make a
  * second source. A URL two old sources share stays the older one's; the newer are reported, not
  * deleted. Safe to run twice and while the service runs (claims are conditional puts).
  */
-export async function claimUrlSources(table: Table, workspaceId: string): Promise<UrlClaims> {
+export async function claimUrlSources(
+  table: Table,
+  workspaceId: string,
+  sources: readonly SourceItem[],
+): Promise<UrlClaims> {
   const pk = wsKey(workspaceId);
-  const sources = (await table.all<SourceItem>(pk, SOURCE_PREFIX))
+  const urlSources = sources
     .filter((source) => source.type === "url" && source.source_url_or_path)
     .sort((a, b) => a.created_at.localeCompare(b.created_at));
   const result: UrlClaims = { claimed: 0, duplicates: [] };
-  for (const source of sources) {
+  for (const source of urlSources) {
     const sk = urlKey(source.source_url_or_path as string);
     const claim: UrlClaim = { pk, sk, sourceId: source.id, claimedAt: source.created_at };
     if (await table.create(claim)) result.claimed++;
