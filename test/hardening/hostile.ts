@@ -346,14 +346,21 @@ function hostileObjectOf(schema: JsonSchema, source: ContentSource, depth = 0): 
       ? own
       : hostileContentOf(property, source, depth);
   };
+  // A required property always gets content made for its meaning: the schema's bare minimum
+  // (`"x"` for a URL) passes the type check but not the handler's own.
   return fc
-    .tuple(...properties.map(([name, p]) => fc.option(contentFor(name, p), { nil: undefined })))
+    .tuple(
+      ...properties.map(([name, p]) =>
+        required.has(name)
+          ? contentFor(name, p)
+          : fc.option(contentFor(name, p), { nil: undefined }),
+      ),
+    )
     .map(
       (values): Json => ({
-        entries: properties.flatMap(([name, p], i): Array<[string, Json]> => {
+        entries: properties.flatMap(([name], i): Array<[string, Json]> => {
           const value = values[i];
-          if (value !== undefined) return [[name, value]];
-          return required.has(name) ? [[name, fromPlain(minimalValid(p))]] : [];
+          return value === undefined ? [] : [[name, value]];
         }),
       }),
     );

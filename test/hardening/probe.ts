@@ -70,8 +70,9 @@ export function send(baseUrl: string, request: RawRequest): Promise<Answer> {
     );
     req.on("error", (err: NodeJS.ErrnoException) => {
       // The documented keep-alive race (see `request.reusedSocket`): the server closed an idle
-      // socket just as this request reused it. It is sent once more; a reset that repeats fails.
-      if (req.reusedSocket && err.code === "ECONNRESET") {
+      // socket just as this request reused it, seen as a reset or, while a large body is still
+      // being written, as a broken pipe. It is sent once more; a failure that repeats fails.
+      if (req.reusedSocket && (err.code === "ECONNRESET" || err.code === "EPIPE")) {
         send(baseUrl, { ...request, headers: { ...request.headers, connection: "close" } }).then(
           resolve,
           reject,

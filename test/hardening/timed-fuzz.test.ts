@@ -284,12 +284,16 @@ async function attempt(c: Case): Promise<Outcome> {
   const label = `${describeRequest(request)}${made.join("")}`;
   const limit = ANSWER_MS + (READING_MS[c.route.label] ?? 0);
   const started = performance.now();
+  let failure = "";
   const answer = await send(service.url, { ...request, signal: AbortSignal.timeout(limit) }).catch(
-    () => undefined,
+    (err: NodeJS.ErrnoException) => {
+      failure = err.name === "TimeoutError" ? "" : ` (${err.code ?? err.name}: ${err.message})`;
+      return undefined;
+    },
   );
   const ms = Math.round(performance.now() - started);
   const problems = answer ? answerProblems(answer) : [];
-  const late = answer ? [] : [`no answer within ${limit} ms`];
+  const late = answer ? [] : [`no answer within ${limit} ms${failure}`];
   if (answer && ms > limit) late.push(`answered after ${ms} ms`);
   const work = answer ? track(answer, request) : undefined;
   if (work) {
@@ -343,7 +347,8 @@ async function run(c: Case): Promise<Outcome> {
     };
   }
   slowOnce.push(`${first.label}: ${[...first.late, ...first.blocked].join("; ")}`);
-  return { ...first, late: [], blocked: [] };
+  // The answer judged is the one in time; what was wrong with the first still counts.
+  return { ...again, problems: [...first.problems, ...again.problems] };
 }
 
 /** Where the attacks go: free text everywhere, hostile pages behind every URL. */
