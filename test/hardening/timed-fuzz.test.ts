@@ -117,6 +117,8 @@ interface Outcome {
   valid: boolean;
   label: string;
   status: number | undefined;
+  /** The error body's message, for an answer of 400 or above. */
+  error?: string;
   ms: number;
   /** What is wrong with the answer itself (a 5xx, a malformed error, a silent failure). */
   problems: string[];
@@ -194,6 +196,12 @@ const asJson = (answer: Answer | undefined): Record<string, unknown> | undefined
   } catch {
     return undefined;
   }
+};
+
+/** An error answer's code and message, as the project's error body gives them. */
+const errorOf = (answer: Answer): string => {
+  const error = asJson(answer)?.error as { code?: unknown; message?: unknown } | undefined;
+  return `${error?.code ?? ""}: ${String(error?.message ?? "").slice(0, 300)}`;
 };
 
 /**
@@ -318,6 +326,7 @@ async function attempt(c: Case): Promise<Outcome> {
     valid: c.valid,
     label,
     status: answer?.status,
+    ...(answer && answer.status >= 400 ? { error: errorOf(answer) } : {}),
     ms,
     problems,
     late,
@@ -634,17 +643,29 @@ describe("a time-bounded fuzz of algorithmic attacks", () => {
   it("reaches every handler: valid requests are accepted", () => {
     const valid = outcomes.filter((o) => o.valid);
     const accepted = (o: Outcome) => o.status !== undefined && o.status < 300;
-    // A handler was reached too when the model refused, the state said no (a duplicate), or
-    // the file a valid body describes is not of a type it takes: a name and a content type that
-    // disagree (`report.md` as `application/pdf`) are a 415 from the upload's own check.
+    // A handler was reached too when the model refused, the state said no (a duplicate), the
+    // file a valid body describes is not of a type it takes (`report.md` as `application/pdf`
+    // is a 415 from the upload's own check), or an intel module needs an input the body left
+    // out and the workspace cannot supply (the documented 400 that names it).
     const reached = (o: Outcome) =>
-      accepted(o) || o.status === 409 || o.status === 415 || o.status === 502;
+      accepted(o) ||
+      o.status === 409 ||
+      o.status === 415 ||
+      o.status === 502 ||
+      (o.status === 400 && o.error?.includes("is needed and cannot be derived") === true);
     const unreached = surface
       .filter((route) => valid.some((o) => o.route === route))
       .filter((route) => !valid.some((o) => o.route === route && reached(o)))
-      .map((route) => route.label);
+      .map((route) => ({
+        route: route.label,
+        answers: valid
+          .filter((o) => o.route === route)
+          .map((o) => `${o.status ?? "no answer"} ${o.error ?? ""}`.trim()),
+      }));
     expect(unreached, ctx).toEqual([]);
-    const refused = valid.filter((o) => !accepted(o)).map((o) => `${o.status} ${o.label}`);
+    const refused = valid
+      .filter((o) => !accepted(o))
+      .map((o) => `${o.status} ${o.error ?? ""} ${o.label}`);
     expect(refused.length / valid.length, `${ctx}: ${refused.join("\n")}`).toBeLessThan(0.2);
   });
 
