@@ -117,7 +117,7 @@ interface Outcome {
   valid: boolean;
   label: string;
   status: number | undefined;
-  /** The error body's message, for an answer of 400 or above. */
+  /** The error body's code and message, for an answer of 400 or above. */
   error?: string;
   ms: number;
   /** What is wrong with the answer itself (a 5xx, a malformed error, a silent failure). */
