@@ -16,12 +16,13 @@ const CHUNKS = 30;
  * Two writers (two index instances: what two worker processes hold) index a different source of
  * one workspace at the same moment, round after round, on the S3 emulator, whose lack of
  * conditional writes is what lets one engine commit overwrite another. Answers how many of the
- * sources written are searchable afterwards.
+ * sources written are searchable afterwards; none are when the table can no longer be read (a
+ * commit that overwrote another can leave it naming bytes a file does not have).
  */
 async function race(
   workspaceId: string,
   writers: [SearchIndex, SearchIndex],
-): Promise<{ written: number; found: number; failed: number }> {
+): Promise<{ written: number; found: number; failed: number; unreadable: boolean }> {
   // The table exists before the race: what is raced is two writes, not two creations.
   await writers[0].replaceSource(workspaceId, doc("kb_seed", ["seed"]));
   const written = new Set<string>();
@@ -41,9 +42,11 @@ async function race(
     );
   }
   const reader = indexOn(stores, stores.s3);
-  const hits = await reader.search(workspaceId, { text: "racer", limit: 1000 });
-  const found = new Set(hits.map((hit) => hit.source_id).filter((id) => written.has(id)));
-  return { written: written.size, found: found.size, failed };
+  const hits = await reader
+    .search(workspaceId, { text: "racer", limit: 1000 })
+    .catch(() => undefined);
+  const found = new Set(hits?.map((hit) => hit.source_id).filter((id) => written.has(id)));
+  return { written: written.size, found: found.size, failed, unreadable: hits === undefined };
 }
 
 describe("two writers of one workspace on S3 at the same moment", () => {
@@ -54,18 +57,26 @@ describe("two writers of one workspace on S3 at the same moment", () => {
       indexOn(stores, stores.s3, options),
       indexOn(stores, stores.s3, options),
     ]);
-    expect(result).toEqual({ written: 2 * ROUNDS, found: 2 * ROUNDS, failed: 0 });
+    expect(result).toEqual({
+      written: 2 * ROUNDS,
+      found: 2 * ROUNDS,
+      failed: 0,
+      unreadable: false,
+    });
   });
 
   // A demonstration that depends on two writers' timing: a run in which neither happened to
-  // commit over the other proves nothing either way, so it is tried up to three times.
+  // commit over the other proves nothing either way, so it is tried up to three times, each on
+  // a workspace of its own (a table one try broke would decide the next).
+  let tries = 0;
   it("lose sources without it: the engine's own commit is not enough on this store", {
     retry: 2,
   }, async () => {
     const unlocked = () => new SearchIndex({ location: stores.s3, lock: noLock, ...options });
-    const result = await race("ws_unlocked", [unlocked(), unlocked()]);
+    const result = await race(`ws_unlocked_${++tries}`, [unlocked(), unlocked()]);
     // Writes that answered success and yet are not searchable: lost without an error (5 of 12
-    // in every run while this test was written).
+    // in every run while this test was written), or the whole table unreadable (LanceDB panics
+    // reading a data file shorter than the manifest says, seen once in a CI run).
     expect(result.found).toBeLessThan(result.written);
   });
 });
