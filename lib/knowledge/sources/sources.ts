@@ -188,10 +188,10 @@ export interface UrlClaims {
 
 /**
  * Gives every URL source among a workspace's `sources` (all of them, as listed by the caller) the
- * claim of its URL, oldest source first: URL sources
- * added before one source per URL existed have none, so adding their URL again would make a
- * second source. A URL two old sources share stays the older one's; the newer are reported, not
- * deleted. Safe to run twice and while the service runs (claims are conditional puts).
+ * claim of its URL, oldest source first: URL sources added before one source per URL existed have
+ * none, so adding their URL again would make a second source. A URL two old sources share stays
+ * the older one's; the newer are reported, not deleted. Safe to run twice and while the service
+ * runs (claims are conditional puts).
  */
 export async function claimUrlSources(
   table: Table,
