@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { DynamoWriterLock, WriterLockLost, WriterLockTimeout } from "../../lib/search/index.js";
-import { wsKey } from "../../lib/store/table.js";
+import { type Item, wsKey } from "../../lib/store/table.js";
 import { type SearchStores, startSearchStores } from "./support.js";
 
 let stores: SearchStores;
@@ -11,6 +11,32 @@ afterAll(() => stores.close());
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const LEASE_SK = "SEARCH#WRITER";
+
+/** Polls until `done`, on real timers (vi.waitFor would move a faked clock); no time limit of its own. */
+async function until(done: () => boolean) {
+  while (!done()) await sleep(5);
+}
+
+/**
+ * Waits until the lease of `update`'s table has been renewed since now: every renewal asked before
+ * has been answered, then one asked after that. However long renewals take on this machine, none
+ * from before is still on its way to overwrite the lease.
+ */
+async function renewedSince(update: MockInstance) {
+  const results = () => update.mock.settledResults;
+  const before = update.mock.calls.length;
+  await until(() =>
+    results()
+      .slice(0, before)
+      .every((result) => result.type !== "incomplete"),
+  );
+  const after = update.mock.calls.length;
+  await until(() =>
+    results()
+      .slice(after)
+      .some((result) => result.type === "fulfilled"),
+  );
+}
 
 /** Runs `fn`s under locks and records how many ran at once at most. */
 function overlapMeter() {
@@ -47,41 +73,82 @@ describe("the DynamoDB writer lock", () => {
   });
 
   it("lets writers of different workspaces run at once", async () => {
-    const meter = overlapMeter();
+    // Each writer, once in, waits for all three to be in: they end only if they held their locks
+    // at the same time, however long taking a lock takes on this machine.
+    const workspaces = ["ws_p", "ws_q", "ws_r"];
+    let inside = 0;
+    let allIn: (value?: undefined) => void = () => undefined;
+    const together = new Promise<undefined>((resolve) => {
+      allIn = resolve;
+    });
     await Promise.all(
-      ["ws_p", "ws_q", "ws_r"].map((ws) =>
-        new DynamoWriterLock(stores.table).withLock(ws, () => meter.run(300)),
+      workspaces.map((ws) =>
+        new DynamoWriterLock(stores.table).withLock(ws, async () => {
+          if (++inside === workspaces.length) allIn();
+          await together;
+        }),
       ),
     );
-    expect(meter.most).toBeGreaterThan(1);
+    expect(inside).toBe(workspaces.length);
   });
 
   it("renews a long write's lease, so no one enters after the lease time", async () => {
-    const meter = overlapMeter();
-    const options = { leaseMs: 300, renewEveryMs: 100 };
-    await Promise.all([
-      new DynamoWriterLock(stores.table, options).withLock("ws_long", () => meter.run(1200)),
-      sleep(50).then(() =>
-        new DynamoWriterLock(stores.table, options).withLock("ws_long", () => meter.run(10)),
-      ),
-    ]);
-    expect(meter.most).toBe(1);
+    // The leases' clock stands still and moves only by hand (Date only: renewals, waits and I/O
+    // run in real time): the first lease has expired when this test says so, on any machine.
+    const start = Date.now();
+    vi.useFakeTimers({ toFake: ["Date"], now: start });
+    const update = vi.spyOn(stores.table, "update");
+    try {
+      const options = { leaseMs: 300, renewEveryMs: 20 };
+      const expiry = async () =>
+        (await stores.table.get<Item & { expires_at: number }>(wsKey("ws_long"), LEASE_SK))
+          ?.expires_at;
+      const second = await new DynamoWriterLock(stores.table, options).withLock(
+        "ws_long",
+        async () => {
+          expect(await expiry()).toBe(start + 300);
+          vi.setSystemTime(start + 250);
+          await renewedSince(update);
+          expect(await expiry()).toBe(start + 550);
+          // Past the lease as first taken, within the renewed one: a second writer stays out.
+          vi.setSystemTime(start + 500);
+          return new DynamoWriterLock(stores.table, { ...options, waitMs: 0 })
+            .withLock("ws_long", async () => "entered")
+            .catch((err: unknown) => err);
+        },
+      );
+      expect(second).toBeInstanceOf(WriterLockTimeout);
+    } finally {
+      update.mockRestore();
+      vi.useRealTimers();
+    }
   });
 
   it("takes over a crashed writer's lease once it expires, and not before", async () => {
-    const expiresAt = Date.now() + 600;
-    await stores.table.put({
-      pk: wsKey("ws_crashed"),
-      sk: LEASE_SK,
-      owner: "a crashed process",
-      expires_at: expiresAt,
-    });
-    await expect(
-      new DynamoWriterLock(stores.table, { waitMs: 200 }).withLock("ws_crashed", async () => 1),
-    ).rejects.toBeInstanceOf(WriterLockTimeout);
-    expect(await new DynamoWriterLock(stores.table).withLock("ws_crashed", async () => 2)).toBe(2);
-    // Taken only once the crashed writer's lease had expired, however long the first wait took.
-    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
+    // The leases' clock moves only by hand (Date only): to the lease's last millisecond, then past.
+    const start = Date.now();
+    vi.useFakeTimers({ toFake: ["Date"], now: start });
+    try {
+      await stores.table.put({
+        pk: wsKey("ws_crashed"),
+        sk: LEASE_SK,
+        owner: "a crashed process",
+        expires_at: start + 600,
+      });
+      vi.setSystemTime(start + 600);
+      await expect(
+        new DynamoWriterLock(stores.table, { waitMs: 0 }).withLock("ws_crashed", async () => 1),
+      ).rejects.toBeInstanceOf(WriterLockTimeout);
+      vi.setSystemTime(start + 601);
+      expect(
+        await new DynamoWriterLock(stores.table, { waitMs: 0 }).withLock(
+          "ws_crashed",
+          async () => 2,
+        ),
+      ).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("releases the lease when the write fails", async () => {
@@ -96,18 +163,24 @@ describe("the DynamoDB writer lock", () => {
 
   it("reports a lease lost during the write, and never deletes the new owner's", async () => {
     const lock = new DynamoWriterLock(stores.table, { leaseMs: 300, renewEveryMs: 100 });
-    await expect(
-      lock.withLock("ws_lost", async () => {
-        // Another process took the lease (ours looked expired to it).
-        await stores.table.put({
-          pk: wsKey("ws_lost"),
-          sk: LEASE_SK,
-          owner: "the next writer",
-          expires_at: Date.now() + 60_000,
-        });
-        await sleep(250);
-      }),
-    ).rejects.toBeInstanceOf(WriterLockLost);
+    const update = vi.spyOn(stores.table, "update");
+    try {
+      await expect(
+        lock.withLock("ws_lost", async () => {
+          // Another process took the lease (ours looked expired to it).
+          await stores.table.put({
+            pk: wsKey("ws_lost"),
+            sk: LEASE_SK,
+            owner: "the next writer",
+            expires_at: Date.now() + 60_000,
+          });
+          // The write lasts until a renewal asked since has found the lease someone else's.
+          await renewedSince(update);
+        }),
+      ).rejects.toBeInstanceOf(WriterLockLost);
+    } finally {
+      update.mockRestore();
+    }
     expect(await stores.table.get(wsKey("ws_lost"), LEASE_SK)).toMatchObject({
       owner: "the next writer",
     });

@@ -1,0 +1,2 @@
+/** See never-ends.mjs. */
+export declare const NEVER_ENDS: string;
