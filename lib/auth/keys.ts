@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
+import { displayTextProblem } from "../display-text.js";
 import { conflict, invalid } from "../errors.js";
 import { newId } from "../ids.js";
 import type { Item, Table } from "../store/table.js";
@@ -39,6 +40,25 @@ export function isWellFormedKey(key: string): boolean {
   return KEY_FORMAT.test(key);
 }
 
+/** Longest workspace name or key label. */
+const MAX_LABEL = 200;
+
+/**
+ * A workspace's name or a key's label as given, trimmed: `keys list` shows it, so it is a display
+ * string (lib/display-text.ts), refused naming `field` otherwise.
+ */
+function displayed(field: string, value: string): string {
+  const text = value.trim();
+  const problem =
+    text.length > MAX_LABEL ? `Has more than ${MAX_LABEL} characters` : displayTextProblem(text);
+  if (problem) {
+    throw invalid(`The ${field} is not valid: ${problem}`, {
+      issues: [{ path: field, message: problem }],
+    });
+  }
+  return text;
+}
+
 export class KeyStore {
   /**
    * Verified keys (their hash) for `cacheSeconds`, unknown ones too; past `cacheEntries` the least
@@ -65,7 +85,11 @@ export class KeyStore {
   }
 
   async createWorkspace(name: string): Promise<Workspace> {
-    const workspace = { id: newId("workspace"), name, createdAt: new Date().toISOString() };
+    const workspace = {
+      id: newId("workspace"),
+      name: displayed("name", name),
+      createdAt: new Date().toISOString(),
+    };
     await this.table.put({ pk: `WS#${workspace.id}`, sk: "META", ...workspace });
     await this.table.put({ pk: "WORKSPACES", sk: workspace.id, ...workspace });
     return workspace;
@@ -86,6 +110,7 @@ export class KeyStore {
     if (!isWellFormedKey(key)) {
       throw invalid("A key is 16 to 256 URL-safe characters");
     }
+    const shown = displayed("label", label);
     const hash = hashKey(key);
     const existing = await this.table.get<KeyItem>(`KEY#${hash}`, "KEY");
     if (existing) {
@@ -97,7 +122,7 @@ export class KeyStore {
     const info: KeyInfo = {
       keyId: newId("key"),
       workspaceId,
-      label,
+      label: shown,
       prefix: key.slice(0, 8),
       createdAt: new Date().toISOString(),
       revokedAt: null,

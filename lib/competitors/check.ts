@@ -1,4 +1,5 @@
 import { mapLimit } from "../async.js";
+import { toDisplayText } from "../display-text.js";
 import { logger } from "../log.js";
 import { count } from "../metrics.js";
 import type { SafeFetcher } from "../web/fetch.js";
@@ -209,7 +210,8 @@ export class Checker {
     const briefsEnd = Date.now() + BRIEF_BUDGET_MS;
     return mapLimit(changes, BRIEF_CONCURRENCY, async (change) => {
       const severity = severityOf(change);
-      const title = titleOf(change);
+      // Built from the competitor's own pages: shown as a label, so made a display string.
+      const title = toDisplayText(titleOf(change)) || "Site changed";
       const summary = summarize(change, item.domain);
       const input = {
         workspaceId: item.workspaceId,

@@ -47,11 +47,13 @@ export type EventDraft = Pick<
   "competitorId" | "competitorDomain" | "type" | "severity" | "title" | "aiBrief" | "details"
 >;
 
+/** Which events a list keeps: any of each list's values, and the flags as given (none: all). */
 export type EventFilter = {
-  severity?: Severity | undefined;
-  competitorId?: string | undefined;
-  type?: EventType | undefined;
+  severity?: readonly Severity[] | undefined;
+  competitorId?: readonly string[] | undefined;
+  type?: readonly EventType[] | undefined;
   isRead?: boolean | undefined;
+  isActioned?: boolean | undefined;
 };
 
 export const EVENT_PREFIX = "EVT#";
@@ -123,9 +125,10 @@ export class Events {
     return events;
   }
 
+  /** One page of events, newest first; the filter applies before the page is cut. */
   list(
     workspaceId: string,
-    filter: EventFilter,
+    { severity, competitorId, type, isRead, isActioned }: EventFilter,
     limit: number,
     cursor?: string,
   ): Promise<Page<EventItem>> {
@@ -135,7 +138,8 @@ export class Events {
       limit,
       cursor,
       newestFirst: true,
-      equals: filter,
+      equals: { isRead, isActioned },
+      anyOf: { severity, competitorId, type },
     });
   }
 

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Context } from "hono";
 import { type AppEnv, createModule, type Module } from "../http/app.js";
+import { contentSecurityPolicy, setPageHeaders } from "../http/page-headers.js";
 import { CONSOLE_CSS, CONSOLE_JS } from "./assets.generated.js";
 
 /**
@@ -46,16 +47,12 @@ export function consoleModule(options: ConsoleOptions = {}): Module {
   const connect = ["'self'", "https://*.amazonaws.com", ...(options.uploadOrigins ?? [])];
   // No inline script or style anywhere, so a script injected into a page could not run, and the
   // key in sessionStorage could be sent nowhere but this API and the upload storage.
-  const csp = [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    `connect-src ${connect.join(" ")}`,
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join("; ");
+  const csp = contentSecurityPolicy({
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'", "data:"],
+    "connect-src": connect,
+  });
   const page = asset(PAGE, "text/html; charset=utf-8");
   const script = asset(CONSOLE_JS, "text/javascript; charset=utf-8");
   const style = asset(CONSOLE_CSS, "text/css; charset=utf-8");
@@ -63,12 +60,7 @@ export function consoleModule(options: ConsoleOptions = {}): Module {
   const serve = (c: Context<AppEnv>, { body, type, etag }: Asset) => {
     c.header("cache-control", "no-cache");
     c.header("etag", etag);
-    c.header("x-content-type-options", "nosniff");
-    c.header("referrer-policy", "no-referrer");
-    if (type.startsWith("text/html")) {
-      c.header("content-security-policy", csp);
-      c.header("x-frame-options", "DENY");
-    }
+    setPageHeaders(c, type.startsWith("text/html") ? csp : undefined);
     if (c.req.header("if-none-match") === etag) return c.body(null, 304);
     c.header("content-type", type);
     return c.body(body);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
@@ -39,17 +39,47 @@ const bodyLimits: MiddlewareHandler<AppEnv> = (c, next) =>
     ? multipartLimit(c, next)
     : jsonLimit(c, next);
 
+export interface ValidationIssue {
+  /** The field or parameter, dotted (`crawl_id.0`); empty for the request as a whole. */
+  path: string;
+  message: string;
+}
+
+/** What an unknown key is, by where the request has it. */
+const UNKNOWN: Record<string, string> = {
+  query: "Unknown query parameter",
+  json: "Unknown field",
+  form: "Unknown form field",
+};
+
+/** Zod's issues as the 400's `details.issues`: one per unknown key, named by its path. */
+export function validationIssues(error: z.ZodError, target: string): ValidationIssue[] {
+  return error.issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((key) => ({
+          path: [...issue.path, key].join("."),
+          message: `${UNKNOWN[target] ?? "Unknown key"} \`${key}\``,
+        }))
+      : [{ path: issue.path.join("."), message: issue.message }],
+  );
+}
+
+/** The 400's message: what is wrong, field by field (the first few). */
+function summary(issues: ValidationIssue[]): string {
+  const shown = issues
+    .slice(0, 3)
+    .map((i) => (i.path && !i.message.includes(`\`${i.path}\``) ? `${i.path}: ` : "") + i.message);
+  const more = issues.length > 3 ? `; and ${issues.length - 3} more` : "";
+  return `The request is not valid: ${shown.join("; ")}${more}`;
+}
+
 /** A sub-app holding one concern's routes; validation failures become the project's 400 body. */
 export function createModule() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
-        throw invalid("The request is not valid", {
-          issues: result.error.issues.map((issue) => ({
-            path: issue.path.join("."),
-            message: issue.message,
-          })),
-        });
+        const issues = validationIssues(result.error, result.target);
+        throw invalid(summary(issues), { issues });
       }
     },
   });
@@ -123,6 +153,56 @@ const acceptedMediaTypes: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
+/** The routes of modules that take no body, as `METHOD path` patterns beside those that do. */
+function routesByBody(modules: Module[]) {
+  return modules
+    .flatMap((module) => module.openAPIRegistry.definitions)
+    .flatMap((definition) => (definition.type === "route" ? [definition.route] : []))
+    .map((route) => ({
+      method: route.method.toUpperCase(),
+      path: new RegExp(`^${route.path.replace(/\{[^}]+\}/g, "[^/]+")}$`),
+      takesBody: route.request?.body !== undefined,
+    }));
+}
+
+/**
+ * A JSON body sent to a route that takes none is refused as an unknown field is elsewhere: each
+ * of its fields is a 400 naming it (an empty body or `{}` is fine). Only where every route the
+ * path could be takes no body.
+ */
+function refuseBodyFields(modules: Module[]): MiddlewareHandler<AppEnv> {
+  let routes: ReturnType<typeof routesByBody> | undefined;
+  return async (c, next) => {
+    const hasBody =
+      Number(c.req.header("content-length") ?? 0) > 0 ||
+      c.req.header("transfer-encoding") !== undefined;
+    if (!hasBody || !/^application\/json/i.test(c.req.header("content-type") ?? "")) {
+      return next();
+    }
+    routes ??= routesByBody(modules);
+    const matching = routes.filter((r) => r.method === c.req.method && r.path.test(c.req.path));
+    if (matching.length === 0 || matching.some((r) => r.takesBody)) return next();
+    const text = await c.req.text();
+    if (text.trim() === "") return next();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new DomainError("invalid_json", "The body is not valid JSON");
+    }
+    const fields =
+      body !== null && typeof body === "object" && !Array.isArray(body) ? Object.keys(body) : null;
+    if (fields?.length === 0) return next();
+    const issues: ValidationIssue[] = fields
+      ? fields.map((key) => ({
+          path: key,
+          message: `${UNKNOWN.json} \`${key}\`: this route takes no body`,
+        }))
+      : [{ path: "", message: "This route takes no body" }];
+    throw invalid(summary(issues), { issues });
+  };
+}
+
 export interface ServiceOptions {
   /** Guards every `/api/*` route. */
   authenticate: MiddlewareHandler<AppEnv>;
@@ -171,6 +251,7 @@ export function createServiceApp({
   if (rateLimit) app.use("/api/*", rateLimit);
   app.use("/api/*", bodyLimits);
   app.use("/api/*", acceptedMediaTypes);
+  app.use("/api/*", refuseBodyFields(modules));
   if (idempotency) app.use("/api/*", idempotency(modules));
   for (const module of modules) app.route("/", module);
 

@@ -6,6 +6,7 @@ import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv, Module } from "./app.js";
 import { API_VERSION } from "./health.js";
+import { contentSecurityPolicy, setPageHeaders } from "./page-headers.js";
 
 /** The OpenAPI 3.1 document, built from the same route definitions that validate requests. */
 export function openApiDocument(routes: RouteConfig[]) {
@@ -86,7 +87,8 @@ const VIEWER_CONFIGURATION = JSON.stringify({
 const page = (viewer: Viewer) => `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>API reference</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,"></head>
 <body>
 <script id="api-reference" data-url="openapi.json" data-configuration='${VIEWER_CONFIGURATION}'></script>
 <script src="docs/${VIEWER_FILE}?v=${viewer.version}"></script>
@@ -94,6 +96,22 @@ const page = (viewer: Viewer) => `<!doctype html>
 </html>`;
 
 const YEAR_SECONDS = 365 * 24 * 3600;
+
+/**
+ * The reference page's content security policy, sent with the console's page headers
+ * (lib/http/page-headers.ts): scripts only from the function itself (the page's inline
+ * `<script>` is empty, a holder of data attributes, so it needs no allowance), "try it" only to
+ * this API. The viewer sets styles from script (`<style>`
+ * elements and `style` attributes), which no hash can allow: inline styles are, inline scripts
+ * never. Its schema validator probes `Function("")` once and works without it when refused
+ * (one `script-src` report in the console, nothing broken).
+ */
+export const DOCS_CSP = contentSecurityPolicy({
+  "script-src": ["'self'"],
+  "style-src": ["'self'", "'unsafe-inline'"],
+  "img-src": ["'self'", "data:"],
+  "connect-src": ["'self'"],
+});
 
 /**
  * Serves `/openapi.json` (with the server the caller reached), the interactive reference at
@@ -114,9 +132,13 @@ export function docsModule(routes: RouteConfig[]): Module {
     document ??= openApiDocument(routes);
     return c.json({ ...document, servers: [{ url: serverUrl(c) }] });
   });
-  app.get("/docs", async (c) => c.html(page(await theViewer())));
+  app.get("/docs", async (c) => {
+    setPageHeaders(c, DOCS_CSP);
+    return c.html(page(await theViewer()));
+  });
   app.get(`/docs/${VIEWER_FILE}`, async (c) => {
     const { script, version } = await theViewer();
+    setPageHeaders(c);
     const cache =
       c.req.query("v") === version ? `public, max-age=${YEAR_SECONDS}, immutable` : "no-cache";
     return c.body(script, 200, {

@@ -1,10 +1,18 @@
 import { z } from "@hono/zod-openapi";
+import { DISPLAY_TEXT_RULE, displayTextProblem } from "../display-text.js";
 
-/** Schemas shared by every module's routes. */
+/**
+ * Schemas shared by every module's routes, and their conventions: a query and a JSON body are
+ * `z.strictObject`s (an unknown parameter or field is a 400 naming it; `NoQuery` for a route
+ * without parameters), list filters take one value or several (`oneOrSeveralParam`,
+ * `oneOrSeveral`), and an answer's objects are `z.strictObject`s defined whole (no `.extend()`,
+ * which documents as an `allOf` no answer can match once its parts are closed), so the document
+ * names every field an answer holds.
+ */
 
 export const ErrorSchema = z
-  .object({
-    error: z.object({
+  .strictObject({
+    error: z.strictObject({
       code: z.string().openapi({ example: "validation_failed" }),
       message: z.string(),
       details: z.unknown().optional(),
@@ -28,6 +36,25 @@ export const commonErrors = {
   429: errorResponse("Too many requests or a quota is spent; see Retry-After"),
   500: errorResponse("Unexpected failure; quote the request id"),
 } as const;
+
+/**
+ * A name or title the API shows back as a label (lib/display-text.ts): trimmed, at most `max`
+ * characters, and one line of visible text, else a 400 naming the field. The reference states
+ * the rule in the field's description, after the field's own `description`.
+ */
+export const displayText = (max: number, description?: string) =>
+  z
+    .string()
+    .trim()
+    .min(1, "Is empty")
+    .max(max)
+    .superRefine((text, ctx) => {
+      const problem = text === "" ? undefined : displayTextProblem(text);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .openapi({
+      description: `${description ? `${description}. ` : ""}${DISPLAY_TEXT_RULE}.`,
+    });
 
 /**
  * The `Idempotency-Key` header of the create routes. A route whose request declares these very
@@ -70,7 +97,7 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
 
 /** One page of a list: its items under `key`, and the cursor of the next page (null on the last). */
 export const pageOf = <K extends string, T extends z.ZodType>(key: K, item: T) =>
-  z.object({
+  z.strictObject({
     ...({ [key]: z.array(item) } as Record<K, z.ZodArray<T>>),
     nextCursor: z.string().nullable(),
   });
@@ -93,3 +120,66 @@ export const cursorParam = z
 export const booleanParam = z
   .enum(["true", "false", "1", "0"])
   .transform((v) => v === "true" || v === "1");
+
+/** A query flag: `true`/`false` or `1`/`0`, a boolean once parsed. */
+export const flagParam = (description: string) =>
+  booleanParam
+    .optional()
+    .openapi({ type: "string", enum: ["true", "false", "1", "0"], description });
+
+/**
+ * A flag of a JSON body that the API shows as 0/1 (`enabled`): `true`/`false` or `1`/`0`, a
+ * boolean once parsed.
+ */
+export const flagField = (description: string) =>
+  z
+    .union([z.boolean(), z.number().int().min(0).max(1)])
+    .openapi({}, { unionPreferredType: "oneOf" })
+    .transform((value) => value === true || value === 1)
+    .openapi({ description: `${description}: \`true\`/\`false\` or \`1\`/\`0\`` });
+
+/** Most values a list filter takes at once. */
+export const MAX_FILTER_VALUES = 20;
+
+const ONE_OR_SEVERAL_VALUES =
+  "Give one value; for several, repeat the parameter or separate the values with commas. An item matches when it has any of them";
+
+/** A query parameter's value(s) as a list: a repeated parameter's values, each split at commas. */
+const splitValues = (value: unknown) =>
+  typeof value === "string" || Array.isArray(value)
+    ? [value].flat().flatMap((part) => (typeof part === "string" ? part.split(",") : [part]))
+    : value;
+
+/**
+ * A list filter of a query, the one shape of every list route: one value (`?severity=high`),
+ * the parameter repeated (`?severity=high&severity=critical`) or values separated by commas
+ * (`?severity=high,critical`); an array once parsed, and the service keeps items matching any of
+ * its values (`Table.page`'s `anyOf`). For values that hold no comma (enumerations, ids).
+ * Documented as an array in the form style, exploded, the comma spelling in the description.
+ */
+export const oneOrSeveralParam = <T extends z.ZodType<string, string>>(
+  item: T,
+  description: string,
+  max = MAX_FILTER_VALUES,
+) =>
+  z
+    .preprocess(splitValues, z.array(item).min(1).max(max))
+    .optional()
+    .openapi({
+      description: `${description}. ${ONE_OR_SEVERAL_VALUES} (at most ${max})`,
+      param: { style: "form", explode: true },
+    });
+
+/**
+ * A list filter of a JSON body: one value or an array of at most `max`, an array once parsed.
+ * Documented as `oneOf` the value and the array.
+ */
+export const oneOrSeveral = <T extends z.ZodType>(item: T, description: string, max: number) =>
+  z
+    .union([item, z.array(item).max(max)])
+    .openapi({}, { unionPreferredType: "oneOf" })
+    .transform((value) => (Array.isArray(value) ? value : [value]) as z.output<T>[])
+    .openapi({ description: `${description}: one value, or an array of at most ${max}` });
+
+/** The query of a route that takes no parameter: any parameter is a 400 naming it. */
+export const NoQuery = z.strictObject({});

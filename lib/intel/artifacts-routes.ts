@@ -2,11 +2,14 @@ import { createRoute, z } from "@hono/zod-openapi";
 import {
   commonErrors,
   cursorParam,
+  displayText,
   IdempotencyHeaders,
   idempotencyErrors,
   jsonBody,
   jsonResponse,
   limitParam,
+  NoQuery,
+  oneOrSeveralParam,
   pageOf,
 } from "../http/schemas.js";
 import { relaxed } from "../llm/structured.js";
@@ -21,7 +24,21 @@ import { CitationSchema } from "./routes.js";
  */
 export const MAX_ARTIFACT_BYTES = 256 * 1024;
 
-const title = z.string().trim().min(1).max(200).openapi({ example: "Persona: Growth-lead Grace" });
+const title = displayText(200, "The artifact's name in lists").openapi({
+  example: "Persona: Growth-lead Grace",
+});
+
+/** The fields of one module's artifact, as a client sends it and as it is saved. */
+const draftFields = <N extends string, I extends z.ZodType, O extends z.ZodType>(
+  module: IntelModule<N, I, O>,
+) => ({
+  module: z.literal(module.name),
+  title,
+  inputs: module.input,
+  // Limits of a generated answer are soft (lib/llm/structured.ts): what one kept saves too.
+  output: relaxed(module.output),
+  citations: z.array(CitationSchema).max(50),
+});
 
 /**
  * One module's artifact, validated with the module's own input and output schemas so a saved
@@ -30,17 +47,7 @@ const title = z.string().trim().min(1).max(200).openapi({ example: "Persona: Gro
  */
 export const draftOf = <N extends string, I extends z.ZodType, O extends z.ZodType>(
   module: IntelModule<N, I, O>,
-) =>
-  z
-    .strictObject({
-      module: z.literal(module.name),
-      title,
-      inputs: module.input,
-      // Limits of a generated answer are soft (lib/llm/structured.ts): what one kept saves too.
-      output: relaxed(module.output),
-      citations: z.array(CitationSchema).max(50),
-    })
-    .openapi(componentName(module.name, "Artifact"));
+) => z.strictObject(draftFields(module)).openapi(componentName(module.name, "Artifact"));
 
 const [persona, competitor, gtm, journey, messaging, kpi] = INTEL_MODULES;
 
@@ -55,19 +62,43 @@ export const ArtifactDraftSchema = z
   ])
   .openapi("ArtifactDraft");
 
-const ArtifactMeta = z.object({
+/** What saving adds to a draft. */
+const ArtifactMeta = {
   id: z.string().openapi({ example: "art_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
   createdAt: z.string().openapi({ format: "date-time" }),
   updatedAt: z.string().openapi({ format: "date-time" }),
-});
+};
 
-export const ArtifactSchema = z.intersection(ArtifactMeta, ArtifactDraftSchema).openapi("Artifact");
+/**
+ * One module's saved artifact, defined whole: an intersection of the draft and the saved fields
+ * documents as an `allOf` of closed objects, which no artifact matches.
+ */
+const savedOf = <N extends string, I extends z.ZodType, O extends z.ZodType>(
+  module: IntelModule<N, I, O>,
+) =>
+  z
+    .strictObject({ ...ArtifactMeta, ...draftFields(module) })
+    .openapi(componentName(module.name, "SavedArtifact"));
 
-const ArtifactSummarySchema = ArtifactMeta.extend({
-  module: z.enum(MODULE_NAMES),
-  title: z.string(),
-  inputs: z.record(z.string(), z.unknown()),
-}).openapi("ArtifactSummary");
+export const ArtifactSchema = z
+  .discriminatedUnion("module", [
+    savedOf(persona),
+    savedOf(competitor),
+    savedOf(gtm),
+    savedOf(journey),
+    savedOf(messaging),
+    savedOf(kpi),
+  ])
+  .openapi("Artifact");
+
+const ArtifactSummarySchema = z
+  .strictObject({
+    ...ArtifactMeta,
+    module: z.enum(MODULE_NAMES),
+    title: z.string(),
+    inputs: z.record(z.string(), z.unknown()),
+  })
+  .openapi("ArtifactSummary");
 
 const IdParams = z.object({
   id: z
@@ -84,7 +115,7 @@ export const createArtifact = createRoute({
   tags,
   summary: "Save an intel artifact",
   description: `The body is the \`artifact\` of an intel module's answer, as it came or edited; it must still match the module's schemas. Up to ${MAX_ARTIFACT_BYTES / 1024} KB of JSON (413 beyond).`,
-  request: { headers: IdempotencyHeaders, body: jsonBody(ArtifactDraftSchema) },
+  request: { headers: IdempotencyHeaders, query: NoQuery, body: jsonBody(ArtifactDraftSchema) },
   responses: {
     201: jsonResponse(ArtifactSchema, "The saved artifact"),
     ...commonErrors,
@@ -101,8 +132,8 @@ export const listArtifacts = createRoute({
   description:
     "Newest first. Items are summaries without `output` and `citations` (a page of whole artifacts could exceed a response's size limit); get one for the whole.",
   request: {
-    query: z.object({
-      module: z.enum(MODULE_NAMES).optional().openapi({ description: "Only this module's" }),
+    query: z.strictObject({
+      module: oneOrSeveralParam(z.enum(MODULE_NAMES), "Only these modules' artifacts"),
       limit: limitParam(20, 100),
       cursor: cursorParam,
     }),
@@ -122,7 +153,7 @@ export const getArtifact = createRoute({
   path: "/api/artifacts/{id}",
   tags,
   summary: "Get a saved artifact",
-  request: { params: IdParams },
+  request: { params: IdParams, query: NoQuery },
   responses: { 200: jsonResponse(ArtifactSchema, "The artifact"), ...commonErrors },
 });
 
@@ -133,7 +164,7 @@ export const patchArtifact = createRoute({
   tags,
   summary: "Rename a saved artifact",
   description: "Only the title changes; an artifact's content is what the module produced.",
-  request: { params: IdParams, body: jsonBody(z.strictObject({ title })) },
+  request: { params: IdParams, query: NoQuery, body: jsonBody(z.strictObject({ title })) },
   responses: { 200: jsonResponse(ArtifactSchema, "The renamed artifact"), ...commonErrors },
 });
 
@@ -143,7 +174,7 @@ export const deleteArtifact = createRoute({
   path: "/api/artifacts/{id}",
   tags,
   summary: "Delete a saved artifact",
-  request: { params: IdParams },
+  request: { params: IdParams, query: NoQuery },
   responses: { 204: { description: "Deleted" }, ...commonErrors },
 });
 

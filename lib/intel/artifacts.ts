@@ -56,10 +56,10 @@ export class Artifacts {
     return toPublic(item);
   }
 
-  /** Newest first, optionally of one module. */
+  /** Newest first, optionally of some modules only. */
   async list(
     workspaceId: string,
-    module: IntelModuleName | undefined,
+    modules: readonly IntelModuleName[] | undefined,
     limit: number,
     cursor?: string,
   ): Promise<Page<ArtifactSummary>> {
@@ -69,7 +69,7 @@ export class Artifacts {
       limit,
       cursor,
       newestFirst: true,
-      equals: { module },
+      anyOf: { module: modules },
     });
     return { items: page.items.map(toSummary), nextCursor: page.nextCursor };
   }

@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import { displayText } from "../http/schemas.js";
 import { type Item, type Table, wsKey } from "../store/table.js";
 
 const text = (max: number) => z.string().trim().min(1).max(max);
-const list = (items: number, each: number, description: string) =>
+const list = (items: number, each: number, description: string, item = text(each)) =>
   z
-    .array(text(each))
+    .array(item)
     .max(items)
     .optional()
     .openapi({ description: `${description} (up to ${items}, each up to ${each} characters)` });
@@ -19,7 +20,7 @@ const HOSTNAME =
  */
 export const BrandProfileInput = z
   .strictObject({
-    name: text(200).openapi({ example: "Acme Analytics" }),
+    name: displayText(200, "The company's name").openapi({ example: "Acme Analytics" }),
     domain: z
       .string()
       .trim()
@@ -31,15 +32,22 @@ export const BrandProfileInput = z
     audience: text(2000).optional().openapi({ description: "Who the brand sells to" }),
     tone: text(500).optional().openapi({ example: "Plain-spoken, confident, no jargon" }),
     valueProps: list(20, 300, "Value propositions"),
-    products: list(50, 300, "Products or plans"),
+    products: list(50, 300, "Products or plans", displayText(300)),
     differentiators: list(20, 300, "What sets the brand apart"),
-    competitors: list(25, 200, "Competitors by name or domain"),
+    competitors: list(25, 200, "Competitors by name or domain", displayText(200)),
   })
   .openapi("BrandProfileInput");
 
-export const BrandProfileSchema = BrandProfileInput.extend({
-  updatedAt: z.string().openapi({ format: "date-time" }),
-}).openapi("BrandProfile");
+/**
+ * The saved profile, defined whole: `BrandProfileInput.extend()` documents as an `allOf` of two
+ * closed objects, which no profile matches.
+ */
+export const BrandProfileSchema = z
+  .strictObject({
+    ...BrandProfileInput.shape,
+    updatedAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("BrandProfile");
 
 export type BrandProfileInput = z.infer<typeof BrandProfileInput>;
 export type BrandProfile = z.infer<typeof BrandProfileSchema>;

@@ -42,7 +42,7 @@ export class CompetitorIntel {
         : undefined;
     if (!item) return undefined;
     const [page, state] = await Promise.all([
-      events.list(workspaceId, { competitorId: item.id }, this.recentEvents),
+      events.list(workspaceId, { competitorId: [item.id] }, this.recentEvents),
       stateOf(item, this.deps.snapshots),
     ]);
     return {

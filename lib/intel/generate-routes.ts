@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { commonErrors, ErrorSchema, jsonBody, jsonResponse } from "../http/schemas.js";
+import { commonErrors, ErrorSchema, jsonBody, jsonResponse, NoQuery } from "../http/schemas.js";
 import { draftOf } from "./artifacts-routes.js";
 import { ALL_MODULES, MODULE_NAMES } from "./modules/index.js";
 import { componentName, type IntelModule } from "./modules/module.js";
@@ -15,7 +15,7 @@ const answerOf = <N extends string, I extends z.ZodType, O extends z.ZodType>(
   module: IntelModule<N, I, O>,
 ) =>
   z
-    .object({
+    .strictObject({
       module: z.literal(module.name),
       output: module.output,
       citations: z.array(CitationSchema),
@@ -54,7 +54,7 @@ export const moduleRoute = <N extends string, I extends z.ZodType, O extends z.Z
   createRoute({
     method: "post",
     path: `/api/intel/${module.name}`,
-    request: { body: jsonBody(requestOf(module)) },
+    request: { query: NoQuery, body: jsonBody(requestOf(module)) },
     responses: { 200: jsonResponse(answerOf(module), module.summary) },
   });
 
@@ -80,6 +80,7 @@ export const generateIntel = createRoute({
         example: "persona",
       }),
     }),
+    query: NoQuery,
     body: jsonBody(z.union(ALL_MODULES.map(requestOf))),
   },
   responses: {

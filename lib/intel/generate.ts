@@ -1,4 +1,5 @@
 import type { z } from "@hono/zod-openapi";
+import { toDisplayText } from "../display-text.js";
 import { DomainError, invalid } from "../errors.js";
 import type { Retriever, SearchResult } from "../knowledge/retrieval/retrieval.js";
 import type { Quotas } from "../limits/quotas.js";
@@ -206,7 +207,10 @@ export class IntelGenerator {
       operation: `intel.${module.name}`,
     });
     const { output, citations } = cite(value, passages);
-    const title = module.title(complete, output).slice(0, 200).trim();
+    // Made of the inputs and the model's answer: a display string, as POST /api/artifacts requires.
+    const title = (toDisplayText(module.title(complete, output)) || module.name)
+      .slice(0, 200)
+      .trim();
     const artifact = { module: module.name, title, inputs: input, output, citations };
     const answer = { module: module.name, output, citations, artifact, warnings };
     if (!options.save) return answer;

@@ -1,5 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { commonErrors, ErrorSchema, jsonBody, jsonResponse } from "../http/schemas.js";
+import {
+  commonErrors,
+  ErrorSchema,
+  jsonBody,
+  jsonResponse,
+  NoQuery,
+  oneOrSeveral,
+} from "../http/schemas.js";
 import { BrandProfileInput, BrandProfileSchema } from "./brand.js";
 import type { ChatRequest, ChatTurn } from "./chat.js";
 
@@ -24,6 +31,7 @@ export const getBrand = createRoute({
   tags: ["Brand"],
   summary: "Get the brand profile",
   description: "404 until a profile has been saved with PUT.",
+  request: { query: NoQuery },
   responses: { 200: jsonResponse(BrandProfileSchema, "The brand profile"), ...commonErrors },
 });
 
@@ -35,7 +43,7 @@ export const putBrand = createRoute({
   summary: "Save the brand profile",
   description:
     "Replaces the whole profile (fields left out are removed). It grounds every chat answer and intel module.",
-  request: { body: jsonBody(BrandProfileInput) },
+  request: { query: NoQuery, body: jsonBody(BrandProfileInput) },
   responses: { 200: jsonResponse(BrandProfileSchema, "The saved profile"), ...commonErrors },
 });
 
@@ -64,11 +72,11 @@ export const ChatBody = z
     history: turns.optional().openapi({
       description: "Earlier turns, oldest first, as beside `message` (the same as `messages`)",
     }),
-    source_ids: z
-      .array(z.string().max(64))
-      .max(100)
-      .optional()
-      .openapi({ description: "Ground the answer in these sources only (at most 100)" }),
+    source_ids: oneOrSeveral(
+      z.string().max(64),
+      "Ground the answer in these sources only",
+      100,
+    ).optional(),
     stream: z.boolean().optional().openapi({
       description: "Answer as server-sent events (as does `Accept: text/event-stream`)",
     }),
@@ -112,7 +120,7 @@ export function conversationOf(body: z.output<typeof ChatBody>): ChatRequest {
 }
 
 export const CitationSchema = z
-  .object({
+  .strictObject({
     source_id: z.string(),
     source_url_or_path: z.string().nullable(),
     name: z.string(),
@@ -121,7 +129,7 @@ export const CitationSchema = z
   .openapi("Citation");
 
 export const ChatAnswerSchema = z
-  .object({
+  .strictObject({
     answer: z.string().openapi({ description: "`[n]` refers to `citations[n-1]`" }),
     citations: z.array(CitationSchema),
   })
@@ -141,7 +149,7 @@ export const chat = createRoute({
   summary: "Ask a question grounded in the brand profile and enabled sources",
   description:
     "Retrieves the most relevant chunks of enabled, indexed sources (of `source_ids` only, when given) and answers from them and the brand profile only, citing the chunks it used. A conversation continues with `messages` (or `message` and `history`): a follow-up is searched together with the question before it. When no passage supports an answer (an empty knowledge base, only disabled sources, nothing matching), it says so without calling the model.",
-  request: { body: jsonBody(ChatBody) },
+  request: { query: NoQuery, body: jsonBody(ChatBody) },
   responses: {
     200: {
       description: "The answer with its citations",

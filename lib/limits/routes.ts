@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { commonErrors, jsonResponse } from "../http/schemas.js";
+import { commonErrors, jsonResponse, NoQuery } from "../http/schemas.js";
 import { QUOTA_KINDS, type QuotaKind } from "./quotas.js";
 
 const QuotaUsageSchema = z
-  .object({
+  .strictObject({
     used: z.number().int().openapi({ description: "Taken today", example: 12 }),
     limit: z.number().int().openapi({ description: "The daily limit", example: 2000 }),
     remaining: z.number().int().openapi({ description: "Left today: `limit - used`, at least 0" }),
@@ -16,9 +16,9 @@ const QuotaUsageSchema = z
   .openapi("QuotaUsage");
 
 const UsageSchema = z
-  .object({
+  .strictObject({
     day: z.string().openapi({ description: "The UTC day counted", example: "2026-03-14" }),
-    quotas: z.object(
+    quotas: z.strictObject(
       Object.fromEntries(QUOTA_KINDS.map((kind) => [kind, QuotaUsageSchema])) as Record<
         QuotaKind,
         typeof QuotaUsageSchema
@@ -35,7 +35,7 @@ export const getUsage = createRoute({
   summary: "Today's usage of the daily quotas",
   description:
     "How much of each daily quota the workspace has used today (UTC): `crawl_pages` (a crawl reserves its `maxPages` and gives back what it did not index; scheduled refreshes count too), `upload_bytes` (multipart and presigned uploads), `model_calls` (chat answers, intel generations, competitor event briefs) and `competitor_checks` (checks started through the API). Work that would pass a limit is refused with 429 `quota_exceeded`.",
-  request: { query: z.strictObject({}) },
+  request: { query: NoQuery },
   responses: {
     200: jsonResponse(UsageSchema, "Usage of each quota today"),
     400: commonErrors[400],

@@ -4,8 +4,6 @@ export interface SearchFilters {
   sourceIds?: readonly string[];
   /** Only sources of these types (`text`, `url`, `file`). */
   types?: readonly string[];
-  /** Only pages of these crawls. */
-  crawlIds?: readonly string[];
   /** Never these sources (disabled ones, for instance). */
   excludeSourceIds?: readonly string[];
 }
@@ -29,7 +27,6 @@ export function wherePredicate(filters: SearchFilters = {}): string | undefined 
   for (const [column, values] of [
     ["source_id", filters.sourceIds],
     ["type", filters.types],
-    ["crawl_id", filters.crawlIds],
   ] as const) {
     if (values === undefined) continue;
     if (values.length === 0) return null;

@@ -1,5 +1,7 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
@@ -28,7 +30,47 @@ export interface PageQuery<T extends Item = Item> {
   cursor?: string | undefined;
   /** Keeps only items whose fields equal these values (undefined ones are ignored); applied before the page is cut, so pages stay full. */
   equals?: Partial<T>;
+  /**
+   * Keeps only items whose field holds any of its values (`IN (...)`; undefined or empty lists
+   * are ignored, at most 100 values a field); applied with `equals` before the page is cut.
+   */
+  anyOf?: { [K in Extract<keyof T, string>]?: readonly T[K][] | undefined };
   newestFirst?: boolean;
+}
+
+/** Most values DynamoDB takes in one `IN (...)`. */
+const MAX_IN_VALUES = 100;
+
+/** A page query's `equals` and `anyOf` as one FilterExpression, or undefined without either. */
+function filterOf<T extends Item>(q: PageQuery<T>): Condition | undefined {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const terms: string[] = [];
+  const equal = Object.entries(q.equals ?? {}).filter(([, value]) => value !== undefined);
+  equal.forEach(([field, value], i) => {
+    names[`#e${i}`] = field;
+    values[`:e${i}`] = value;
+    terms.push(`#e${i} = :e${i}`);
+  });
+  const lists = Object.entries(q.anyOf ?? {}).flatMap(([field, list]) =>
+    Array.isArray(list) && list.length > 0 ? [[field, [...new Set(list)]] as const] : [],
+  );
+  lists.forEach(([field, list], i) => {
+    if (list.length > MAX_IN_VALUES) {
+      throw new Error(`anyOf.${field}: over ${MAX_IN_VALUES} values`);
+    }
+    names[`#a${i}`] = field;
+    const placeholders = list.map((value, j) => {
+      values[`:a${i}_${j}`] = value;
+      return `:a${i}_${j}`;
+    });
+    terms.push(
+      placeholders.length === 1
+        ? `#a${i} = ${placeholders[0]}`
+        : `#a${i} IN (${placeholders.join(", ")})`,
+    );
+  });
+  return terms.length > 0 ? { expression: terms.join(" AND "), names, values } : undefined;
 }
 
 /** Cursors name the sort key of the last item returned, never a partition: they cannot cross tenants. */
@@ -58,6 +100,8 @@ export interface Change {
   set?: Record<string, unknown>;
   /** Added to numbers, or to string sets. */
   add?: Record<string, number | Set<string> | undefined>;
+  /** Taken out of string sets; a set left empty disappears from the item. */
+  pull?: Record<string, Set<string> | undefined>;
   remove?: string[];
   /** Holds besides the item existing. */
   condition?: Condition;
@@ -122,7 +166,11 @@ export class Table {
     const { condition } = change;
     const names: Record<string, string> = { ...condition?.names };
     const values: Record<string, unknown> = { ...condition?.values };
-    const clause = (verb: "SET" | "ADD", prefix: string, fields: Record<string, unknown> = {}) => {
+    const clause = (
+      verb: "SET" | "ADD" | "DELETE",
+      prefix: string,
+      fields: Record<string, unknown> = {},
+    ) => {
       const between = verb === "SET" ? " = " : " ";
       const parts = Object.entries(fields)
         .filter(([, value]) => value !== undefined)
@@ -140,6 +188,7 @@ export class Table {
     const expression = [
       clause("SET", "f", change.set),
       clause("ADD", "a", change.add),
+      clause("DELETE", "d", change.pull),
       removed.length > 0 ? `REMOVE ${removed.join(", ")}` : "",
     ]
       .filter(Boolean)
@@ -245,7 +294,9 @@ export class Table {
             .filter(Boolean)
             .join(" AND "),
           ...(condition?.names ? { ExpressionAttributeNames: condition.names } : {}),
-          ...(condition ? { ExpressionAttributeValues: condition.values } : {}),
+          ...(condition && Object.keys(condition.values).length > 0
+            ? { ExpressionAttributeValues: condition.values }
+            : {}),
         }),
       );
       return true;
@@ -255,17 +306,66 @@ export class Table {
     }
   }
 
+  /**
+   * The items of one partition with these sort keys, in no particular order; missing ones are
+   * left out. Reads 100 keys a request, consistently, and asks again for keys DynamoDB left
+   * unprocessed.
+   */
+  async getMany<T extends Item>(pk: string, sks: readonly string[]): Promise<T[]> {
+    const items: T[] = [];
+    for (let start = 0; start < sks.length; start += 100) {
+      let keys: Record<string, unknown>[] | undefined = [
+        ...new Set(sks.slice(start, start + 100)),
+      ].map((sk) => ({ pk, sk }));
+      while (keys && keys.length > 0) {
+        const res: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({
+            RequestItems: { [this.name]: { Keys: keys, ConsistentRead: true } },
+          }),
+        );
+        items.push(...((res.Responses?.[this.name] ?? []) as T[]));
+        keys = res.UnprocessedKeys?.[this.name]?.Keys;
+      }
+    }
+    return items;
+  }
+
+  /**
+   * One page of the items with these sort keys (all under `skPrefix`), newest (highest key)
+   * first, those `keep` refuses left out: reads only what the page shows and what it drops.
+   */
+  async pageOfKeys<T extends Item>(q: {
+    pk: string;
+    skPrefix: string;
+    sks: readonly string[];
+    limit: number;
+    cursor?: string | undefined;
+    keep?: (item: T) => boolean;
+  }): Promise<Page<T>> {
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, q.skPrefix);
+    const sks = [...new Set(q.sks)]
+      .filter((sk) => after === undefined || sk < after)
+      .sort()
+      .reverse();
+    const items: T[] = [];
+    // One more than asked tells whether a next page exists.
+    for (let start = 0; start < sks.length && items.length <= q.limit; start += 100) {
+      const found = await this.getMany<T>(q.pk, sks.slice(start, start + 100));
+      items.push(
+        ...found.filter((item) => q.keep?.(item) ?? true).sort((a, b) => b.sk.localeCompare(a.sk)),
+      );
+    }
+    const pageItems = items.slice(0, q.limit);
+    const last = pageItems.at(-1);
+    return {
+      items: pageItems,
+      nextCursor: items.length > q.limit && last ? encodeCursor(last.sk) : null,
+    };
+  }
+
   /** One page of a partition's items whose sort key starts with a prefix. */
   async page<T extends Item>(q: PageQuery<T>): Promise<Page<T>> {
-    const fields = Object.entries(q.equals ?? {}).filter(([, value]) => value !== undefined);
-    const filter =
-      fields.length > 0
-        ? {
-            expression: fields.map((_, i) => `#e${i} = :e${i}`).join(" AND "),
-            names: Object.fromEntries(fields.map(([field], i) => [`#e${i}`, field])),
-            values: Object.fromEntries(fields.map(([, value], i) => [`:e${i}`, value])),
-          }
-        : undefined;
+    const filter = filterOf(q);
     const items: T[] = [];
     const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, q.skPrefix);
     let startKey: Record<string, unknown> | undefined = after ? { pk: q.pk, sk: after } : undefined;

@@ -2,12 +2,14 @@ import { createRoute, z } from "@hono/zod-openapi";
 import {
   commonErrors,
   cursorParam,
+  displayText,
   ErrorSchema,
   IdempotencyHeaders,
   idempotencyErrors,
   jsonBody,
   jsonResponse,
   limitParam,
+  NoQuery,
   pageOf,
 } from "../http/schemas.js";
 import { MAX_URL_LENGTH } from "../web/url.js";
@@ -24,10 +26,10 @@ const EndpointFields = {
   createdAt: z.string().openapi({ format: "date-time" }),
 };
 
-export const EndpointSchema = z.object(EndpointFields).openapi("WebhookEndpoint");
+export const EndpointSchema = z.strictObject(EndpointFields).openapi("WebhookEndpoint");
 
 const CreatedEndpointSchema = z
-  .object({
+  .strictObject({
     ...EndpointFields,
     secret: z.string().openapi({
       example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
@@ -38,7 +40,7 @@ const CreatedEndpointSchema = z
   .openapi("WebhookEndpointCreated");
 
 const AttemptSchema = z
-  .object({
+  .strictObject({
     eventId: z.string().openapi({
       description: "The `webhook-id` header",
       example: "msg_01JD3Q8Y5V2N6W3KX9T7M4PZ8R",
@@ -73,6 +75,7 @@ export const createWebhook = createRoute({
   description: `Events are POSTed to \`url\` as Standard Webhooks: a JSON body \`{type, timestamp, data}\` with \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` headers. The answer carries the signing secret, shown only this once. The URL must be a public http(s) address (checked again on every delivery). At most ${MAX_ENDPOINTS} endpoints per workspace (409 beyond).`,
   request: {
     headers: IdempotencyHeaders,
+    query: NoQuery,
     body: jsonBody(
       z.strictObject({
         url: z.string().trim().min(1).max(MAX_URL_LENGTH),
@@ -80,7 +83,7 @@ export const createWebhook = createRoute({
           .array(z.enum(WEBHOOK_EVENT_TYPES))
           .min(1)
           .openapi({ description: "The event types to receive", example: ["source.indexed"] }),
-        description: z.string().trim().max(200).optional(),
+        description: displayText(200, "A label for the endpoint").optional(),
       }),
     ),
   },
@@ -114,7 +117,7 @@ export const getWebhook = createRoute({
   operationId: "getWebhook",
   tags,
   summary: "Get one webhook endpoint (without its secret)",
-  request: { params: EndpointId },
+  request: { params: EndpointId, query: NoQuery },
   responses: { 200: jsonResponse(EndpointSchema, "The endpoint"), ...commonErrors },
 });
 
@@ -125,7 +128,7 @@ export const deleteWebhook = createRoute({
   tags,
   summary: "Remove a webhook endpoint",
   description: "Deliveries still queued for it are dropped.",
-  request: { params: EndpointId },
+  request: { params: EndpointId, query: NoQuery },
   responses: { 204: { description: "Removed" }, ...commonErrors },
 });
 
@@ -154,10 +157,10 @@ export const testWebhook = createRoute({
   tags,
   summary: "Send a test event to the endpoint",
   description: `Queues a \`${TEST_EVENT_TYPE}\` event for this endpoint alone, delivered and retried like any other; its attempts show in the delivery log.`,
-  request: { params: EndpointId },
+  request: { params: EndpointId, query: NoQuery },
   responses: {
     202: jsonResponse(
-      z.object({ eventId: z.string(), type: z.literal(TEST_EVENT_TYPE) }),
+      z.strictObject({ eventId: z.string(), type: z.literal(TEST_EVENT_TYPE) }),
       "Queued",
     ),
     ...commonErrors,

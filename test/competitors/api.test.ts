@@ -433,6 +433,83 @@ describe("competitors API", () => {
       expect(titles(await list("?isRead=false&limit=100"))).toHaveLength(100);
     });
 
+    it("filters by actioned state as by read state, with severity, in full pages", async () => {
+      // Event 119 (critical) is read and actioned above; action the high ones of the newest 60.
+      const newest = (await list("?limit=60")).body.events;
+      const highs = newest.filter((e) => e.severity === "high");
+      expect(highs).toHaveLength(15);
+      for (const e of highs) expect((await patch(e.id, { isActioned: true })).status).toBe(200);
+      const highTitles = highs.map((e) => e.title);
+
+      expect(titles(await list("?isActioned=true&limit=100"))).toEqual([
+        "Event 119",
+        ...highTitles,
+      ]);
+      expect(titles(await list("?isActioned=1&severity=high&limit=100"))).toEqual(highTitles);
+      expect(titles(await list("?isActioned=false&severity=high&limit=100"))).toHaveLength(15);
+      expect(titles(await list("?isActioned=0&limit=100"))).toHaveLength(100);
+      expect(titles(await list("?isActioned=true&isRead=true"))).toEqual(["Event 119"]);
+      expect(titles(await list("?isActioned=1&isRead=0&limit=100"))).toEqual(highTitles);
+
+      // The filter applies before the page is cut: pages of 4, all full but the last.
+      const paged: string[][] = [];
+      let cursor: string | null = null;
+      do {
+        const res: { status: number; body: EventList } = await list(
+          `?isActioned=true&limit=4${cursor ? `&cursor=${cursor}` : ""}`,
+        );
+        paged.push(titles(res));
+        cursor = res.body.nextCursor;
+      } while (cursor);
+      expect(paged.map((p) => p.length)).toEqual([4, 4, 4, 4]);
+      expect(paged.flat()).toEqual(["Event 119", ...highTitles]);
+
+      for (const query of ["?isActioned=yes", "?isActioned=", "?isActioned=true&isActioned=0"]) {
+        const res = await list(query);
+        expect(res.status, query).toBe(400);
+        expect(res.body.error?.details, query).toMatchObject({ issues: [{ path: "isActioned" }] });
+      }
+    });
+
+    it("takes one value or several for each list filter: repeated, or separated by commas", async () => {
+      const both = titles(await list("?severity=high&severity=critical&limit=100"));
+      expect(both).toHaveLength(60);
+      expect(titles(await list("?severity=high,critical&limit=100"))).toEqual(both);
+      expect(titles(await list("?severity=critical,high&limit=100"))).toEqual(both);
+      const allOfThem = await list("?competitorId=comp_ODD&competitorId=comp_EVEN&limit=100");
+      expect(titles(allOfThem)).toHaveLength(100);
+      expect(allOfThem.body.nextCursor).toEqual(expect.any(String));
+      // pricing or content (i % 3 !== 1) and low (i % 4 === 0): i = 0, 8, 12, 20, ... 116
+      const pricingOrContentLow = titles(
+        await list("?type=pricing,content&severity=low&limit=100"),
+      );
+      expect(pricingOrContentLow).toHaveLength(20);
+      expect(pricingOrContentLow.at(-1)).toBe("Event 0");
+
+      // Pages stay full with several values too.
+      const paged: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const res: { status: number; body: EventList } = await list(
+          `?severity=high&severity=critical&limit=7${cursor ? `&cursor=${cursor}` : ""}`,
+        );
+        if (res.body.nextCursor) expect(titles(res)).toHaveLength(7);
+        paged.push(...titles(res));
+        cursor = res.body.nextCursor;
+        pages++;
+      } while (cursor);
+      expect(pages).toBe(9);
+      expect(paged).toEqual(both);
+
+      const bad = await list("?severity=high,urgent");
+      expect(bad.status).toBe(400);
+      expect(bad.body.error?.details).toMatchObject({ issues: [{ path: "severity.1" }] });
+      const tooMany = await list(`?competitorId=${Array.from({ length: 21 }, (_, i) => `c${i}`)}`);
+      expect(tooMany.status).toBe(400);
+      expect(tooMany.body.error?.details).toMatchObject({ issues: [{ path: "competitorId" }] });
+    });
+
     it("refuses an empty or unknown patch, and another workspace's event", async () => {
       const id = (await list("?limit=1")).body.events[0]?.id ?? "";
       expect((await patch(id, {})).status).toBe(400);

@@ -25,19 +25,37 @@ describe("the competitor routes' OpenAPI reference", () => {
   it("names the event filters and the page size limit", () => {
     const parameters = (document.paths?.["/api/intel/events"]?.get?.parameters ?? []) as Array<{
       name: string;
-      schema: { maximum?: number; default?: number; enum?: string[] };
+      style?: string;
+      explode?: boolean;
+      schema: {
+        type?: string;
+        maximum?: number;
+        default?: number;
+        enum?: string[];
+        items?: { enum?: string[] };
+      };
     }>;
     const byName = Object.fromEntries(parameters.map((p) => [p.name, p.schema]));
     expect(Object.keys(byName).sort()).toEqual([
       "competitorId",
       "cursor",
+      "isActioned",
       "isRead",
       "limit",
       "severity",
       "type",
     ]);
     expect(byName.limit).toMatchObject({ maximum: 100, default: 20 });
-    expect(byName.severity?.enum).toEqual(["low", "medium", "high", "critical"]);
-    expect(byName.type?.enum).toEqual(["pricing", "hiring", "content", "messaging"]);
+    // List filters take one value or several: arrays, the parameter repeated (form, exploded).
+    expect(byName.severity?.items?.enum).toEqual(["low", "medium", "high", "critical"]);
+    expect(byName.type?.items?.enum).toEqual(["pricing", "hiring", "content", "messaging"]);
+    for (const name of ["severity", "type", "competitorId"]) {
+      expect(parameters.find((p) => p.name === name)).toMatchObject({
+        style: "form",
+        explode: true,
+        schema: { type: "array" },
+      });
+    }
+    expect(byName.isActioned?.enum).toEqual(["true", "false", "1", "0"]);
   });
 });

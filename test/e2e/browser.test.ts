@@ -81,7 +81,7 @@ describe("a page on another origin", () => {
 });
 
 describe("the API reference at /docs", () => {
-  it("renders the operations with nothing but the service reachable", async () => {
+  it("renders the operations with nothing but the service reachable, within its content security policy", async () => {
     const context = await browser.newContext();
     const elsewhere: string[] = [];
     const service = new URL(runtime.url).origin;
@@ -92,7 +92,17 @@ describe("the API reference at /docs", () => {
       return route.abort("internetdisconnected");
     });
     const tab = await context.newPage();
-    await tab.goto(`${runtime.url}/docs`);
+    // What the page's policy blocked. The viewer's schema validator probes `Function("")` once
+    // and does without when refused: that `eval` report is expected, and nothing else.
+    await tab.addInitScript(() => {
+      const blocked: string[] = [];
+      (window as unknown as { blocked: string[] }).blocked = blocked;
+      document.addEventListener("securitypolicyviolation", (e) => {
+        if (e.blockedURI !== "eval") blocked.push(`${e.effectiveDirective} ${e.blockedURI}`);
+      });
+    });
+    const res = await tab.goto(`${runtime.url}/docs`);
+    expect(res?.headers()["content-security-policy"]).toContain("script-src 'self';");
     // The document's title and its first group's operation, as the viewer renders them.
     await tab
       .getByText("Is the API answering (no key needed)")
@@ -102,6 +112,17 @@ describe("the API reference at /docs", () => {
     expect(await tab.getByText("/api/knowledge/uploads").count()).toBeGreaterThan(0);
     expect(await tab.getByText("Ask AI").count()).toBe(0);
     expect(elsewhere).toEqual([]);
+    // "Try it": the request goes to the API, which the policy allows.
+    await tab.getByText("Is the API answering (no key needed)").first().click();
+    await tab
+      .getByRole("button", { name: /Test Request/ })
+      .first()
+      .click();
+    await tab.getByRole("button", { name: /Send/ }).first().click();
+    await tab.getByText("200 OK").first().waitFor();
+    expect(await tab.evaluate(() => (window as unknown as { blocked: string[] }).blocked)).toEqual(
+      [],
+    );
     await context.close();
   }, 60_000);
 });

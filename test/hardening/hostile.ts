@@ -289,6 +289,11 @@ function hostileContentOf(
   depth = 0,
 ): fc.Arbitrary<Json> {
   if (schema.enum && schema.enum.length > 0) return fc.constantFrom(...schema.enum.map(fromPlain));
+  // One of several shapes (a list filter's one value or array, a 0/1 flag): any of them.
+  const shapes = (schema.oneOf ?? schema.anyOf ?? []).filter((b) => b.type !== "null");
+  if (!schema.type && shapes.length > 0) {
+    return fc.oneof(...shapes.map((shape) => hostileContentOf(shape, source, depth)));
+  }
   // A pattern (a domain) is met by the schema's own example.
   if (schema.pattern) return fromPlainArbitrary(minimalValid(schema));
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
@@ -488,7 +493,9 @@ export function hostileQuery(route: ApiRoute): fc.Arbitrary<string> {
       Buffer.from(JSON.stringify(`COMP#${"\u0000".repeat(10)}`)).toString("base64url"),
       Buffer.from(JSON.stringify({ pk: "WS#other", sk: "KB#" })).toString("base64url"),
     ),
-    ...route.query.flatMap((p) => (p.schema.enum ?? []).map((v) => fc.constant(String(v)))),
+    ...route.query.flatMap((p) =>
+      (p.schema.enum ?? p.schema.items?.enum ?? []).map((v) => fc.constant(String(v))),
+    ),
   );
   const name = fc.oneof(
     { arbitrary: names.length > 0 ? fc.constantFrom(...names) : fc.constant("limit"), weight: 4 },

@@ -402,7 +402,10 @@ function validQuery(route: ApiRoute, source: ContentSource): fc.Arbitrary<string
         ? json.entries
         : [];
     const text = (value: Json) => (typeof value === "string" ? value : toJsonText(value));
-    const pairs = entries.map(([name, value]) => `${name}=${encodeComponent(text(value))}`);
+    // A list filter (an array) is the parameter repeated, once per value.
+    const pairs = entries.flatMap(([name, value]) =>
+      (Array.isArray(value) ? value : [value]).map((v) => `${name}=${encodeComponent(text(v))}`),
+    );
     return pairs.length > 0 ? `?${pairs.join("&")}` : "";
   });
 }

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
+import { newId } from "../../lib/ids.js";
 import {
   type ContentLoader,
   type Indexer,
@@ -204,6 +205,31 @@ describe("bad input", () => {
     expect(await wrongMethod.json()).toMatchObject({ error: { code: "method_not_allowed" } });
   });
 
+  it("enables and disables with true/false or 1/0, as `enabled` reads", async () => {
+    const patch = async (enabled: unknown) => {
+      const res = await rt.call(`/api/knowledge/${sourceId}`, {
+        method: "PATCH",
+        json: { enabled },
+      });
+      expect(res.status, JSON.stringify(enabled)).toBe(200);
+      return ((await res.json()) as { enabled: number }).enabled;
+    };
+    expect(await patch(0)).toBe(0);
+    expect(await patch(1)).toBe(1);
+    expect(await patch(false)).toBe(0);
+    expect(await patch(true)).toBe(1);
+    for (const enabled of [2, -1, 0.5, "1", "true", null]) {
+      const res = await rt.call(`/api/knowledge/${sourceId}`, {
+        method: "PATCH",
+        json: { enabled },
+      });
+      expect(res.status, JSON.stringify(enabled)).toBe(400);
+      expect(await res.json()).toMatchObject({
+        error: { code: "validation_failed", details: { issues: [{ path: "enabled" }] } },
+      });
+    }
+  });
+
   it("answers 400 to a patch without a known field of the right shape", async () => {
     for (const body of [
       {},
@@ -280,6 +306,38 @@ describe("sources stay manageable", () => {
   });
 });
 
+describe("list filters", () => {
+  it("take one value or several, repeated or comma-separated, and keep any of them", async () => {
+    const ws = await rt.runtime.keys.createWorkspace("Filters");
+    const { key } = await rt.runtime.keys.createKey(ws.id);
+    const add = async (json: object) =>
+      (
+        (await (await rt.call("/api/knowledge", { method: "POST", key, json })).json()) as {
+          id: string;
+        }
+      ).id;
+    const text = await add({ text: "# Filters\n\nA text about list filters." });
+    await rt.runtime.queues.idle();
+    const failed = await add({ url: "https://no-such-host.invalid/page" });
+    await rt.runtime.queues.idle();
+    const listed = async (query: string) => {
+      const res = await rt.call(`/api/knowledge?${query}`, { key });
+      expect(res.status, query).toBe(200);
+      return ((await res.json()) as { sources: Array<{ id: string }> }).sources.map((s) => s.id);
+    };
+    expect(await listed("status=indexed")).toEqual([text]);
+    expect(await listed("status=failed")).toEqual([failed]);
+    expect(await listed("status=indexed&status=failed")).toEqual([failed, text]);
+    expect(await listed("status=failed,indexed")).toEqual([failed, text]);
+    expect(await listed("type=text,url&status=indexed")).toEqual([text]);
+    expect(await listed("type=file")).toEqual([]);
+    const bad = await rt.call("/api/knowledge?status=indexed,done", { key });
+    expect(bad.status).toBe(400);
+    const { error } = (await bad.json()) as { error: { details: { issues: { path: string }[] } } };
+    expect(error.details.issues.map((i) => i.path)).toEqual(["status.1"]);
+  });
+});
+
 describe("search filters", () => {
   it("narrow the deployed search to the sources named, and to none for an empty list", async () => {
     await rt.runtime.queues.idle();
@@ -304,23 +362,35 @@ describe("search filters", () => {
     expect((await search({ type: ["text"] })).sort()).toEqual([sourceId, otherId].sort());
     expect(await search({ type: ["url", "file"] })).toEqual([]);
     expect(await search({ crawl_id: ["crawl_none"] })).toEqual([]);
+    // One value or several: a single value is a list of one.
+    expect(await search({ source_ids: sourceId })).toEqual([sourceId]);
+    expect((await search({ type: "text" })).sort()).toEqual([sourceId, otherId].sort());
+    expect(await search({ type: "url" })).toEqual([]);
+    expect(await search({ crawl_id: "crawl_none" })).toEqual([]);
     await rt.call(`/api/knowledge/${otherId}`, { method: "DELETE" });
   });
 
   it("answers 400 to filters of the wrong shape", async () => {
     for (const filters of [
       { type: ["pdf"] },
-      { type: "text" },
-      { source_ids: "kb_1" },
+      { type: "pdf" },
+      { source_ids: 1 },
       { source_ids: [1] },
       { crawl_id: [null] },
+      { crawl_id: { id: "crawl_x" } },
+      { source_ids: Array.from({ length: 101 }, (_, i) => `kb_${i}`) },
     ]) {
       const res = await rt.call("/api/knowledge/search", {
         method: "POST",
         json: { query: "pricing", ...filters },
       });
       expect(res.status, JSON.stringify(filters)).toBe(400);
-      expect(await res.json()).toMatchObject({ error: { code: "validation_failed" } });
+      const field = Object.keys(filters)[0] ?? "";
+      const { error } = (await res.json()) as {
+        error: { code: string; details: { issues: Array<{ path: string }> } };
+      };
+      expect(error.code).toBe("validation_failed");
+      expect(error.details.issues.map((i) => i.path.split(".")[0])).toContain(field);
     }
   });
 
@@ -348,6 +418,8 @@ describe("search filters", () => {
     let file: SourceItem;
     let pageA: SourceItem;
     let pageB: SourceItem;
+    const crawlA = newId("crawl");
+    const crawlB = newId("crawl");
 
     async function indexQueued(sourceId: string): Promise<void> {
       const message = aws.queues
@@ -374,6 +446,15 @@ describe("search filters", () => {
       });
       texts.set(source.id, text);
       await indexQueued(source.id);
+      if (crawlId) {
+        // The crawl's report names the page's source, as the crawler records an indexed page.
+        await aws.table.put({
+          pk: `WS#${WS}`,
+          sk: `CRAWLPAGE#${crawlId}#${source.id}`,
+          status: "indexed",
+          sourceId: source.id,
+        });
+      }
       return source;
     }
 
@@ -415,8 +496,8 @@ describe("search filters", () => {
         await indexQueued(((await res.json()) as { id: string }).id);
       }
       file = await added("file", "guide", WEAK("onboarding"));
-      pageA = await added("url", "page-a", WEAK("hiring"), "crawl_a");
-      pageB = await added("url", "page-b", `${WEAK("payroll")} Pricing again.`, "crawl_b");
+      pageA = await added("url", "page-a", WEAK("hiring"), crawlA);
+      pageB = await added("url", "page-b", `${WEAK("payroll")} Pricing again.`, crawlB);
     }, 60_000);
     afterAll(() => aws.close());
 
@@ -439,8 +520,8 @@ describe("search filters", () => {
       expect(ids(await search({ limit: 1, type: ["file"] }))).toEqual([file.id]);
       // pageB says pricing twice: the better of the two pages.
       expect(ids(await search({ limit: 1, type: ["url"] }))).toEqual([pageB.id]);
-      expect(ids(await search({ limit: 1, crawl_id: ["crawl_a"] }))).toEqual([pageA.id]);
-      expect(ids(await search({ limit: 5, crawl_id: ["crawl_a", "crawl_b"] })).sort()).toEqual(
+      expect(ids(await search({ limit: 1, crawl_id: [crawlA] }))).toEqual([pageA.id]);
+      expect(ids(await search({ limit: 5, crawl_id: [crawlA, crawlB] })).sort()).toEqual(
         [pageA.id, pageB.id].sort(),
       );
       expect(ids(await search({ limit: 5, type: ["url", "file"] })).sort()).toEqual(
@@ -449,11 +530,11 @@ describe("search filters", () => {
     });
 
     it("combine as an intersection, and an empty source_ids list matches nothing", async () => {
-      expect(ids(await search({ limit: 5, type: ["url"], crawl_id: ["crawl_b"] }))).toEqual([
+      expect(ids(await search({ limit: 5, type: ["url"], crawl_id: [crawlB] }))).toEqual([
         pageB.id,
       ]);
       expect(await search({ limit: 5, source_ids: [file.id], type: ["url"] })).toEqual([]);
-      expect(await search({ limit: 5, source_ids: [pageA.id], crawl_id: ["crawl_b"] })).toEqual([]);
+      expect(await search({ limit: 5, source_ids: [pageA.id], crawl_id: [crawlB] })).toEqual([]);
       expect(await search({ limit: 5, source_ids: [] })).toEqual([]);
       expect(await search({ limit: 5, source_ids: [], type: ["file"] })).toEqual([]);
       expect(await search({ limit: 5, source_ids: ["kb_unknown"] })).toEqual([]);

@@ -65,7 +65,7 @@ describe("brand profile", () => {
     ["a URL for a domain", { ...profile, domain: "https://acme.com/about" }, "domain"],
     ["too many competitors", { ...profile, competitors: Array(26).fill("Rival") }, "competitors"],
     ["an over-long list item", { ...profile, products: ["x".repeat(301)] }, "products.0"],
-    ["an unknown field", { ...profile, logo: "x" }, ""],
+    ["an unknown field", { ...profile, logo: "x" }, "logo"],
     ["a wrong type", { ...profile, valueProps: "fast" }, "valueProps"],
   ])("refuses %s with 400 naming the field", async (_, body, path) => {
     const res = await intel.call(acme, "PUT", "/api/brand", body);

@@ -445,9 +445,9 @@ describe("structured answers", () => {
 describe("refusals", () => {
   it.each([
     ["a wrong type", "persona", { segment: 42 }, "segment"],
-    ["an unknown field", "kpi", { goal: "Grow", budget: 10 }, ""],
+    ["an unknown field", "kpi", { goal: "Grow", budget: 10 }, "budget"],
     ["a stage too long to be one", "gtm", { product: "X", stage: "x".repeat(101) }, "stage"],
-    ["a misspelt document input", "journey", { segmnt: "SMB" }, ""],
+    ["a misspelt document input", "journey", { segmnt: "SMB" }, "segmnt"],
     ["neither domain nor competitorId", "competitor", { segment: "SMB" }, "domain"],
     ["an empty input", "messaging", { product: "   " }, "product"],
   ])("answers 400 for %s", async (_, module, inputs, path) => {

@@ -157,7 +157,7 @@ describe("crawl API", () => {
     [{ seedUrl: "https://example.com/", includePaths: ["blog"] }, "includePaths.0"],
     [{ seedUrl: "https://example.com/", excludePaths: [`/${"a".repeat(200)}`] }, "excludePaths.0"],
     [{ seedUrl: "https://example.com/", includePaths: Array(21).fill("/a") }, "includePaths"],
-    [{ seedUrl: "https://example.com/", depth: 3 }, ""],
+    [{ seedUrl: "https://example.com/", depth: 3 }, "depth"],
     [{}, "seedUrl"],
   ])("answers 400 for %j without fetching anything", async (body, path) => {
     const res = await call(strictApp, "POST", "/api/knowledge/crawl", body);
@@ -238,7 +238,7 @@ describe("crawl API", () => {
     expect((await call(localApp, "DELETE", path)).status).toBe(200);
   });
 
-  it("adds a URL once: 201 created, then 200 with the same source, however it is spelled", async () => {
+  it("adds a URL once: 200 created, then 200 with the same source, however it is spelled", async () => {
     const first = await call(
       fullApp,
       "POST",
@@ -246,7 +246,7 @@ describe("crawl API", () => {
       { url: `${site.origin}/a` },
       "ws_once",
     );
-    expect(first.status).toBe(201);
+    expect(first.status).toBe(200);
     const created = (await first.json()) as { id: string; created: boolean };
     expect(created).toMatchObject({ status: "indexing", created: true });
     const again = await call(
@@ -326,7 +326,7 @@ describe("crawl API", () => {
       ws,
     );
     expect(removed.status).toBe(200);
-    expect(await removed.json()).toEqual({ crawlId, deleted: 2 });
+    expect(await removed.json()).toEqual({ crawlId, deleted: 2, kept: 0 });
     const after = (await (await call(fullApp, "GET", "/api/knowledge", undefined, ws)).json()) as {
       sources: Array<{ id: string }>;
     };
@@ -343,6 +343,74 @@ describe("crawl API", () => {
       "ws_x",
     );
     expect(elsewhere.status).toBe(404);
+  });
+
+  it("files every page a crawl indexed or refreshed under it; deleting keeps what else holds", async () => {
+    const ws = "ws_owners";
+    const crawl = async (body: object) => {
+      const res = await call(localApp, "POST", "/api/knowledge/crawl", body, ws);
+      const { crawlId } = (await res.json()) as { crawlId: string };
+      await drain("crawl-api");
+      return crawlId;
+    };
+    const listed = async (query: string) => {
+      const res = await call(fullApp, "GET", `/api/knowledge?${query}`, undefined, ws);
+      expect(res.status, query).toBe(200);
+      const { sources } = (await res.json()) as {
+        sources: Array<{ id: string; source_url_or_path: string; crawl_id: string | null }>;
+      };
+      return sources;
+    };
+    const urls = (sources: Array<{ source_url_or_path: string }>) =>
+      sources.map((s) => new URL(s.source_url_or_path).pathname).sort();
+    const pagesIndexed = async (crawlId: string) =>
+      (
+        (await (
+          await call(fullApp, "GET", `/api/knowledge/crawl/${crawlId}`, undefined, ws)
+        ).json()) as { pagesIndexed: number }
+      ).pagesIndexed;
+
+    const first = await crawl({ seedUrl: `${site.origin}/` });
+    const second = await crawl({ seedUrl: `${site.origin}/` });
+    const sub = await crawl({ seedUrl: `${site.origin}/a`, maxPages: 1 });
+    for (const [crawlId, pages] of [
+      [first, ["/", "/a"]],
+      [second, ["/", "/a"]],
+      [sub, ["/a"]],
+    ] as const) {
+      const own = await listed(`crawl_id=${crawlId}`);
+      expect(urls(own), crawlId).toEqual(pages);
+      expect(own).toHaveLength(await pagesIndexed(crawlId));
+    }
+    // Two sources in all, each shown with the crawl that added it first.
+    const all = await listed("");
+    expect(all).toHaveLength(2);
+    expect(all.every((s) => s.crawl_id === first)).toBe(true);
+    // One value or several, in either spelling.
+    expect(urls(await listed(`crawl_id=${sub}&crawl_id=${first}`))).toEqual(["/", "/a"]);
+    expect(urls(await listed(`crawl_id=${sub},${second}&type=url`))).toEqual(["/", "/a"]);
+    expect(await listed("crawl_id=crawl_unknown")).toEqual([]);
+
+    // The page added directly too stays while the crawls let go; the other goes with the last.
+    const root = all.find((s) => new URL(s.source_url_or_path).pathname === "/");
+    const added = await call(fullApp, "POST", "/api/knowledge", { url: `${site.origin}/` }, ws);
+    expect(await added.json()).toMatchObject({ id: root?.id, status: "indexing" });
+    const release = async (crawlId: string) => {
+      const res = await call(
+        fullApp,
+        "DELETE",
+        `/api/knowledge/crawl/${crawlId}/sources`,
+        undefined,
+        ws,
+      );
+      expect(res.status).toBe(200);
+      return res.json();
+    };
+    expect(await release(second)).toEqual({ crawlId: second, deleted: 0, kept: 2 });
+    expect(await release(sub)).toEqual({ crawlId: sub, deleted: 0, kept: 1 });
+    expect(await release(first)).toEqual({ crawlId: first, deleted: 1, kept: 1 });
+    expect(urls(await listed(""))).toEqual(["/"]);
+    expect(await release(first)).toEqual({ crawlId: first, deleted: 0, kept: 0 });
   });
 
   it("schedules a crawl's refresh and stops it; a scheduled run's schedule is its first crawl's", async () => {

@@ -610,11 +610,16 @@ describe("ending, recounting and nudging", () => {
       ...found("/a", "/b", "/c"),
       { url: `${ORIGIN}/x`, depth: 1, skip: { reason: "filter", message: "out" } },
     ]);
-    const first = await w.store.listPages(w.crawl, "queued", 2, undefined);
-    const rest = await w.store.listPages(w.crawl, "queued", 2, first.nextCursor ?? undefined);
+    const first = await w.store.listPages(w.crawl, ["queued"], 2, undefined);
+    const rest = await w.store.listPages(w.crawl, ["queued"], 2, first.nextCursor ?? undefined);
     expect([...first.items, ...rest.items].map((p) => p.status)).toEqual(Array(4).fill("queued"));
-    const skipped = await w.store.listPages(w.crawl, "skipped", 10, undefined);
+    const skipped = await w.store.listPages(w.crawl, ["skipped"], 10, undefined);
     expect(skipped.items.map((p) => p.url)).toEqual([`${ORIGIN}/x`]);
+    const either = await w.store.listPages(w.crawl, ["skipped", "queued"], 10, undefined);
+    expect(either.items.map((p) => p.status).sort()).toEqual([
+      ...Array(4).fill("queued"),
+      "skipped",
+    ]);
     const page = await w.store.getPage(WS, w.crawl.crawlId, (await w.page("/a")).pageKey);
     expect(page?.url).toBe(`${ORIGIN}/a`);
   });

@@ -384,7 +384,7 @@ describe("crawl control", () => {
       .filter((m) => m.pageKey === next.pageKey);
     // The message delivered (still listed: this test delivers by hand) and the one sent back.
     expect(deferred).toHaveLength(2);
-    const page = await crawls.pages(WS, started.crawlId, "queued", 200);
+    const page = await crawls.pages(WS, started.crawlId, ["queued"], 200);
     expect(page.items.map((p) => p.pageKey)).toContain(next.pageKey);
     expect((await crawls.get(WS, started.crawlId)).pagesIndexed).toBe(1);
   });

@@ -104,13 +104,19 @@ describe("one source per page", () => {
     expect(indexed.last_changed_at).toBe(indexed.indexed_at);
 
     const again = await sources.addUrl(WS, { url, name: "Pricing" });
-    expect(again).toMatchObject({ created: false, item: { id: first.item.id } });
+    expect(again).toMatchObject({
+      created: false,
+      item: { id: first.item.id, status: "indexing", revision: 2 },
+    });
+    // What it had keeps answering while the refresh runs.
+    const meanwhile = await retrieverOn(aws).search(WS, "Version v1", 5, {});
+    expect(meanwhile.map((h) => h.source_id)).toContain(first.item.id);
     await settle();
     const unchanged = await source(first.item.id);
     expect(conditional.at(-1)).toEqual({ path: "/pricing", ifNoneMatch: '"v1"' });
     expect(unchanged).toMatchObject({
       status: "indexed",
-      revision: 1,
+      revision: 2,
       indexed_at: indexed.indexed_at,
       chunks_key: indexed.chunks_key,
       last_changed_at: indexed.last_changed_at,
@@ -121,7 +127,7 @@ describe("one source per page", () => {
     await sources.addUrl(WS, { url, name: "Pricing" });
     await settle();
     const changed = await source(first.item.id);
-    expect(changed).toMatchObject({ status: "indexed", revision: 2, etag: '"v2"' });
+    expect(changed).toMatchObject({ status: "indexed", revision: 3, etag: '"v2"' });
     expect(String(changed.last_changed_at) > String(indexed.last_changed_at)).toBe(true);
     const hits = await retrieverOn(aws).search(WS, "Version v2", 5, {});
     expect(hits.map((h) => h.source_id)).toContain(first.item.id);
@@ -136,12 +142,13 @@ describe("one source per page", () => {
     const { item } = await sources.addUrl(WS, { url: `${site.origin}/plain`, name: "Plain" });
     await settle();
     const before = await source(item.id);
-    await sources.queueRefresh(before);
+    await sources.reindex(WS, item.id, { refresh: true });
     await settle();
     expect(await source(item.id)).toMatchObject({
       status: "indexed",
-      revision: 1,
+      revision: 2,
       indexed_at: before.indexed_at,
+      chunks_key: before.chunks_key,
     });
   });
 
@@ -151,10 +158,10 @@ describe("one source per page", () => {
     const { item } = await sources.addUrl(WS, { url: `${site.origin}/retired`, name: "Retired" });
     await settle();
     pages.set("/retired", { version: "g1", status: 410 });
-    await sources.queueRefresh(await source(item.id));
+    await sources.reindex(WS, item.id, { refresh: true });
     await settle();
     const gone = await source(item.id);
-    expect(gone).toMatchObject({ status: "indexed", revision: 1 });
+    expect(gone).toMatchObject({ status: "indexed", revision: 2 });
     expect(gone.gone_at).not.toBeNull();
     expect(gone.chunk_count).toBeGreaterThan(0);
   });

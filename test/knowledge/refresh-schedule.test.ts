@@ -129,7 +129,8 @@ describe("the hourly run", () => {
     await aws.queues.idle();
     const after = await source(due.item.id);
     expect(revalidated).toContain("/daily");
-    expect(after).toMatchObject({ status: "indexed", revision: 1, indexed_at: before.indexed_at });
+    // Checked as a reindex would (a new revision), and settled at once: the page had not changed.
+    expect(after).toMatchObject({ status: "indexed", revision: 2, indexed_at: before.indexed_at });
     expect(String(after.last_checked_at) > String(before.last_checked_at)).toBe(true);
     expect((await source(other.item.id)).last_checked_at).toBe(otherBefore.last_checked_at);
 
@@ -218,14 +219,26 @@ describe("the hourly run", () => {
     expect(byPath.get("/docs/a")?.revision).toBe(
       (old.get(byPath.get("/docs/a")?.id ?? "")?.revision ?? 0) + 1,
     );
-    expect(byPath.get("/docs/")).toMatchObject({ revision: 1, status: "indexed" });
+    const root = byPath.get("/docs/");
+    expect(root).toMatchObject({
+      revision: 2,
+      status: "indexed",
+      indexed_at: old.get(root?.id ?? "")?.indexed_at,
+    });
     expect(byPath.get("/docs/b")).toMatchObject({ status: "indexed" });
     expect(byPath.get("/docs/b")?.gone_at).not.toBeNull();
     expect(byPath.get("/docs/c")).toMatchObject({ status: "indexed", revision: 1 });
 
     const runs = await crawls.list(WS, 10);
     const rerun = runs.items.find((c) => c.refreshOf === first.crawlId);
-    expect(rerun).toMatchObject({ status: "completed" });
+    expect(rerun).toMatchObject({ status: "completed", pagesIndexed: 3 });
+    // The run owns the pages it refreshed or added; the gone page is no longer among them.
+    const owned = await sources.list(WS, { crawl_id: [rerun?.crawlId ?? ""] }, 10);
+    expect(owned.items.map((s) => new URL(String(s.source_url_or_path)).pathname).sort()).toEqual([
+      "/docs/",
+      "/docs/a",
+      "/docs/c",
+    ]);
     // A run still going holds the next one back.
     expect((await crawls.get(WS, first.crawlId)).lastRunId).toBe(rerun?.crawlId);
   });

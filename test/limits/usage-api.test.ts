@@ -76,7 +76,7 @@ describe("GET /api/usage", () => {
     const res = await rt.call("/api/usage?day=2026-01-01");
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({
-      error: { code: "validation_failed", details: { issues: [{ path: "" }] } },
+      error: { code: "validation_failed", details: { issues: [{ path: "day" }] } },
     });
   });
 

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SearchFilters } from "../../lib/search/filters.js";
 import type { SearchHit, SearchIndex, SearchLocation } from "../../lib/search/index.js";
 import { doc, indexOn, type SearchStores, startSearchStores } from "./support.js";
 
@@ -110,14 +111,16 @@ describe.each([
         }),
       ]);
     });
-    const search = (filters: object, limit = 1) =>
+    const search = (filters: SearchFilters, limit = 1) =>
       index.search(ws, { text: "churn", limit, filters }).then(ids);
 
     it("are applied before ranking, so a top-1 still finds a filtered source's weak match", async () => {
       expect(await search({})).toEqual([expect.stringMatching(/^kb_many#/)]);
       expect(await search({ sourceIds: ["kb_text"] })).toEqual(["kb_text#0"]);
-      expect(await search({ types: ["url"], crawlIds: ["crawl_2"] })).toEqual(["kb_page#0"]);
-      expect(await search({ crawlIds: ["crawl_1"] })).toEqual(["kb_url#0"]);
+      expect(await search({ types: ["url"], sourceIds: ["kb_page", "kb_many"] })).toEqual([
+        "kb_page#0",
+      ]);
+      expect(await search({ types: ["url"], excludeSourceIds: ["kb_page"] })).toEqual(["kb_url#0"]);
       expect(await search({ excludeSourceIds: ["kb_many"], types: ["text"] })).toEqual([
         "kb_text#0",
       ]);

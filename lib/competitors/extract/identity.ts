@@ -1,3 +1,4 @@
+import { toDisplayText } from "../../display-text.js";
 import { attr, first, type HtmlPage, jsonLdOfType, tag, textOf } from "./html.js";
 
 /** Longest name kept: a company's name, not a sentence. */
@@ -9,7 +10,7 @@ const YEARS = /^(?:\d{4}(?:\s*[-–]\s*\d{4})?)?\s*/;
 const clean = (text: string) => text.replace(/\s+/g, " ").trim();
 const squash = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");
 const named = (text: string | null | undefined) => {
-  const name = clean(text ?? "");
+  const name = toDisplayText(clean(text ?? ""));
   return name && name.length <= MAX_NAME ? name : null;
 };
 

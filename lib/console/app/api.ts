@@ -27,6 +27,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly details?: Record<string, unknown>,
+    /** How long the API asked us to wait (`Retry-After`, a 429's or a 503's), in milliseconds. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
@@ -43,19 +45,29 @@ export const whenUnauthorized = (handler: (error: ApiError) => void) => {
   onUnauthorized = handler;
 };
 
+/** A `Retry-After` header (seconds, or an HTTP date) in milliseconds; undefined if unreadable. */
+function retryAfterOf(value: string | null): number | undefined {
+  if (!value?.trim()) return undefined;
+  const ms = /^\d+$/.test(value.trim()) ? Number(value) * 1000 : Date.parse(value) - Date.now();
+  return Number.isFinite(ms) ? Math.max(ms, 0) : undefined;
+}
+
 async function errorOf(response: Response): Promise<ApiError> {
   const text = await response.text().catch(() => "");
+  const retryAfter = retryAfterOf(response.headers.get("retry-after"));
   try {
     const { error } = JSON.parse(text) as {
       error?: { code?: string; message?: string; details?: Record<string, unknown> };
     };
     if (error?.code) {
-      return new ApiError(response.status, error.code, error.message ?? "", error.details);
+      const { status } = response;
+      return new ApiError(status, error.code, error.message ?? "", error.details, retryAfter);
     }
   } catch {
     // Not the API's error body (a proxy's page, say): described by its status below.
   }
-  return new ApiError(response.status, `http_${response.status}`, response.statusText || text);
+  const message = response.statusText || text;
+  return new ApiError(response.status, `http_${response.status}`, message, undefined, retryAfter);
 }
 
 export interface CallOptions {
@@ -184,16 +196,30 @@ export async function uploadFile(
   const form = new FormData();
   for (const [name, value] of Object.entries(pending.fields)) form.append(name, value);
   form.append("file", file);
-  await new Promise<void>((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    xhr.open("POST", pending.uploadUrl);
-    xhr.upload.onprogress = (event) => onProgress(event.loaded, event.total || file.size);
-    xhr.onload = () =>
-      xhr.status < 300 ? resolve() : reject(storageError(xhr.status, xhr.responseText));
-    xhr.onerror = () =>
-      reject(new ApiError(0, "network_error", "The file storage could not be reached"));
-    xhr.send(form);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", pending.uploadUrl);
+      xhr.upload.onprogress = (event) => onProgress(event.loaded, event.total || file.size);
+      xhr.onload = () =>
+        xhr.status < 300 ? resolve() : reject(storageError(xhr.status, xhr.responseText));
+      xhr.onerror = () =>
+        reject(new ApiError(0, "network_error", "The file storage could not be reached"));
+      xhr.send(form);
+    });
+  } catch (err) {
+    // The source would wait for its file until the upload expires: it goes now.
+    const removed = await api("DELETE", `api/knowledge/${pending.id}`).then(
+      () => true,
+      () => false,
+    );
+    const { status, code, message } = err as ApiError;
+    throw new ApiError(
+      status,
+      code,
+      `${message.replace(/\.$/, "")}. ${file.name} was not added${removed ? "" : " (it is listed until its upload expires)"}; try again.`,
+    );
+  }
   onProgress(file.size, file.size);
   return pending;
 }

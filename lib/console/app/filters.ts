@@ -29,7 +29,9 @@ export function filtersFor(
       ([v]) => v !== "1" && v !== "0",
     );
   for (const parameter of spec.filters("get", path)) {
-    const values = spec.resolve(parameter.schema).enum;
+    // A list filter (one value or several) is an array of its values: offer them one at a time.
+    const schema = spec.resolve(parameter.schema);
+    const values = schema.enum ?? spec.resolve(schema.items).enum;
     const control =
       values || choices[parameter.name]
         ? select([["", "Any"], ...optionsOf(parameter.name, values)])

@@ -2,8 +2,9 @@ import { api, uploadFile } from "./api.js";
 import { field, fill, h, humanize, link, select, when } from "./dom.js";
 import { Feedback } from "./feedback.js";
 import { filtersFor } from "./filters.js";
+import { poller } from "./poller.js";
 import { schemaForm } from "./schema-form.js";
-import { poller, type Screen } from "./screen.js";
+import type { Screen } from "./screen.js";
 import type { Spec } from "./spec.js";
 
 interface Source {
@@ -75,15 +76,15 @@ export function knowledgeScreen(spec: Spec): Screen {
 
   const filters = filtersFor(spec, "/api/knowledge", () => void refresh());
 
-  async function refresh(append = false) {
-    const page = await feedback.attempt(() =>
-      api<{ sources: Source[]; nextCursor: string | null }>("GET", "api/knowledge", {
-        query: { ...filters.value(), limit: 50, cursor: append ? cursor : undefined },
-      }),
+  /** Lists the sources (again, or their next page); fails as the API does. */
+  async function load(append = false) {
+    const page = await api<{ sources: Source[]; nextCursor: string | null }>(
+      "GET",
+      "api/knowledge",
+      { query: { ...filters.value(), limit: 50, cursor: append ? cursor : undefined } },
     );
-    if (!page) return;
     // A name being edited stays on screen; the list catches up on the next refresh.
-    if (list.querySelector("form.rename")) return live.kick();
+    if (list.querySelector("form.rename")) return live.start();
     sources = append ? [...sources, ...page.sources] : page.sources;
     cursor = page.nextCursor;
     more.hidden = !cursor;
@@ -92,12 +93,11 @@ export function knowledgeScreen(spec: Spec): Screen {
       sources.length === 0 ? h("li", { class: "muted" }, "No sources yet.") : null,
       sources.map(row),
     );
-    if (sources.some((s) => BUSY.has(s.status))) live.kick();
+    live.start();
   }
-  const live = poller(
-    () => refresh(),
-    () => sources.some((s) => BUSY.has(s.status)),
-  );
+  async function refresh(append = false) {
+    await feedback.attempt(() => load(append));
+  }
   more.addEventListener("click", () => void refresh(true));
 
   async function act(action: () => Promise<unknown>, done: string) {
@@ -392,19 +392,9 @@ export function knowledgeScreen(spec: Spec): Screen {
     if (!crawl) return;
     watched.set(crawlId, crawl);
     drawCrawls();
-    if (crawl.status === "indexing") crawlPoll.kick();
+    live.start();
   }
-  const crawlPoll = poller(
-    async () => {
-      for (const [id, crawl] of watched) {
-        if (crawl.status !== "indexing") continue;
-        watched.set(id, await api<Crawl>("GET", `api/knowledge/crawl/${id}`));
-      }
-      drawCrawls();
-      await refresh();
-    },
-    () => [...watched.values()].some((c) => c.status === "indexing"),
-  );
+  const crawling = () => [...watched.values()].some((c) => c.status === "indexing");
 
   function drawCrawls() {
     fill(
@@ -492,15 +482,18 @@ export function knowledgeScreen(spec: Spec): Screen {
                     type: "button",
                     class: "danger",
                     onclick: async () => {
-                      if (!confirm(`Delete every source the crawl of ${crawl.seedUrl} added?`))
-                        return;
+                      const question = `Delete the pages the crawl of ${crawl.seedUrl} brought? Pages another crawl or a direct add still holds are kept.`;
+                      if (!confirm(question)) return;
                       const done = await feedback.run(() =>
-                        api<{ deleted: number }>(
+                        api<{ deleted: number; kept: number }>(
                           "DELETE",
                           `api/knowledge/crawl/${crawl.crawlId}/sources`,
                         ),
                       );
-                      if (done) feedback.say(`${done.deleted} sources deleted`);
+                      if (done) {
+                        const kept = done.kept > 0 ? `; ${done.kept} kept (held elsewhere)` : "";
+                        feedback.say(`${done.deleted} pages deleted${kept}`);
+                      }
                       await refresh();
                     },
                   },
@@ -526,7 +519,7 @@ export function knowledgeScreen(spec: Spec): Screen {
       : undefined;
     for (const crawl of page?.crawls ?? []) watched.set(crawl.crawlId, crawl);
     drawCrawls();
-    crawlPoll.kick();
+    live.start();
   }
 
   const el = h(
@@ -542,6 +535,23 @@ export function knowledgeScreen(spec: Spec): Screen {
     list,
     more,
   );
+
+  // The screen's one poller: crawls under way, then the sources (a crawl adds some).
+  const live = poller({
+    async tick() {
+      if (crawling()) {
+        for (const [id, crawl] of watched) {
+          if (crawl.status !== "indexing") continue;
+          watched.set(id, await api<Crawl>("GET", `api/knowledge/crawl/${id}`));
+        }
+        drawCrawls();
+      }
+      await load();
+    },
+    pending: () => crawling() || sources.some((s) => BUSY.has(s.status)),
+    screen: el,
+    onError: (err) => feedback.error(err),
+  });
 
   let loaded = false;
   return {

@@ -8,19 +8,3 @@ export interface Screen {
 }
 
 export type ScreenFactory = (spec: Spec) => Screen;
-
-/** Repeats `tick` every `ms` while `active()` holds, and while the page is visible. */
-export function poller(tick: () => Promise<void>, active: () => boolean, ms = 1500) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const run = async () => {
-    timer = undefined;
-    if (document.visibilityState === "visible") await tick().catch(() => undefined);
-    if (active()) timer = setTimeout(run, ms);
-  };
-  return {
-    /** Starts polling unless it already runs. */
-    kick() {
-      if (timer === undefined && active()) timer = setTimeout(run, ms);
-    },
-  };
-}

@@ -75,8 +75,8 @@ export function crawlApi({ crawls, sources, allowPrivate, quotas }: CrawlApiDeps
     const crawl = await crawls.get(workspaceId, crawlId);
     // Stop it first, so it creates no source after the sweep.
     if (crawl.status === "indexing") await crawls.cancel(workspaceId, crawlId);
-    const deleted = await sources.deleteCrawlSources(workspaceId, crawlId);
-    return c.json({ crawlId, deleted }, 200);
+    const released = await sources.releaseCrawl(workspaceId, crawl.refreshOf ?? crawlId);
+    return c.json({ crawlId, ...released }, 200);
   });
 
   return app;

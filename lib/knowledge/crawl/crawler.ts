@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { toDisplayText } from "../../display-text.js";
 import { logger } from "../../log.js";
 import { count } from "../../metrics.js";
 import type { Blobs } from "../../store/blobs.js";
@@ -237,9 +238,9 @@ export class Crawler {
     const { item } = await this.deps.sources.addUrl(crawl.workspaceId, {
       id: page.sourceId,
       url: page.url,
-      name: (extracted.title ?? page.url).slice(0, 200),
+      name: (toDisplayText(extracted.title ?? "") || page.url).slice(0, 200),
       snapshot: extracted.markdown,
-      crawl_id: crawl.refreshOf ?? crawl.crawlId,
+      holder: crawl.refreshOf ?? crawl.crawlId,
     });
     return { status: "indexed", reason: null, message: null, sourceId: item.id };
   }

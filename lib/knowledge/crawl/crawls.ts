@@ -171,11 +171,11 @@ export class Crawls {
     return this.store.listCrawls(workspaceId, limit, cursor);
   }
 
-  /** The per-URL report, in a stable order, optionally of one status. */
+  /** The per-URL report, in a stable order, optionally of some statuses only. */
   async pages(
     workspaceId: string,
     crawlId: string,
-    status: PageStatus | undefined,
+    status: readonly PageStatus[] | undefined,
     limit: number,
     cursor?: string,
   ): Promise<Page<CrawlPageItem>> {

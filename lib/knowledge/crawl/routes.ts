@@ -8,6 +8,8 @@ import {
   jsonBody,
   jsonResponse,
   limitParam,
+  NoQuery,
+  oneOrSeveralParam,
   pageOf,
 } from "../../http/schemas.js";
 import { MAX_URL_LENGTH } from "../../web/url.js";
@@ -83,7 +85,7 @@ export const StartCrawlBody = z
 const CrawlStatus = z.enum(["indexing", "completed", "failed", "cancelled"]);
 
 export const CrawlSchema = z
-  .object({
+  .strictObject({
     crawlId: z.string().openapi({ example: "crawl_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
     seedUrl: z.string(),
     status: CrawlStatus,
@@ -110,7 +112,7 @@ export const CrawlSchema = z
 const PageStatus = z.enum(["queued", "indexed", "skipped", "failed"]);
 
 export const CrawlPageSchema = z
-  .object({
+  .strictObject({
     url: z.string().openapi({ description: "The canonical URL" }),
     status: PageStatus,
     reason: z.string().nullable().openapi({
@@ -152,10 +154,14 @@ export const startCrawl = createRoute({
   summary: "Crawl a site into the knowledge base",
   description:
     "Starts a crawl that stays on the seed's host and folder, reads its sitemap and links, honours robots.txt, and creates one `url` source per indexed page. A non-public or non-http(s) seed is a 400.",
-  request: { headers: IdempotencyHeaders, body: jsonBody(StartCrawlBody) },
+  request: { headers: IdempotencyHeaders, query: NoQuery, body: jsonBody(StartCrawlBody) },
   responses: {
     200: jsonResponse(
-      z.object({ crawlId: z.string(), status: z.literal("indexing"), maxPages: z.number().int() }),
+      z.strictObject({
+        crawlId: z.string(),
+        status: z.literal("indexing"),
+        maxPages: z.number().int(),
+      }),
       "The crawl started",
     ),
     ...commonErrors,
@@ -169,7 +175,7 @@ export const getCrawl = createRoute({
   path: "/api/knowledge/crawl/{crawlId}",
   tags,
   summary: "Progress and outcome of a crawl",
-  request: { params: CrawlParams },
+  request: { params: CrawlParams, query: NoQuery },
   responses: { 200: jsonResponse(CrawlSchema, "The crawl"), ...commonErrors },
 });
 
@@ -184,7 +190,7 @@ export const listCrawlPages = createRoute({
     query: z.strictObject({
       limit: limitParam(50, 200),
       cursor: cursorParam,
-      status: PageStatus.optional(),
+      status: oneOrSeveralParam(PageStatus, "Only URLs in these states"),
     }),
   },
   responses: {
@@ -200,7 +206,7 @@ export const cancelCrawl = createRoute({
   tags,
   summary: "Cancel a running crawl",
   description: "Pages not crawled yet are skipped; sources already created stay.",
-  request: { params: CrawlParams },
+  request: { params: CrawlParams, query: NoQuery },
   responses: {
     200: jsonResponse(CrawlSchema, "The cancelled crawl"),
     ...commonErrors,
@@ -231,6 +237,7 @@ export const patchCrawl = createRoute({
     "`refresh` daily or weekly runs the crawl again on that schedule; null stops it. A scheduled run's own schedule cannot be set (409): set the first crawl's.",
   request: {
     params: CrawlParams,
+    query: NoQuery,
     body: jsonBody(z.strictObject({ refresh: z.enum(REFRESH_SCHEDULES).nullable() })),
   },
   responses: { 200: jsonResponse(CrawlSchema, "The crawl"), ...commonErrors, ...conflict },
@@ -241,14 +248,20 @@ export const deleteCrawlSources = createRoute({
   method: "delete",
   path: "/api/knowledge/crawl/{crawlId}/sources",
   tags,
-  summary: "Delete every source a crawl created",
+  summary: "Delete the pages a crawl brought, unless something else holds them",
   description:
-    "Cancels the crawl if it is running, then deletes its pages' sources (with their chunks and stored content), including pages its scheduled runs added. The crawl's record and report stay.",
-  request: { params: CrawlParams },
+    "Cancels the crawl if it is running, then releases its hold on every page it or its scheduled runs indexed or refreshed (a scheduled run belongs to the crawl it repeats: either's id releases both). A page no other crawl and no add of its URL (`POST /api/knowledge`) still holds is deleted with its chunks and stored content; the others are kept. The crawl's record and report stay.",
+  request: { params: CrawlParams, query: NoQuery },
   responses: {
     200: jsonResponse(
-      z.object({ crawlId: z.string(), deleted: z.number().int() }),
-      "How many sources were deleted",
+      z.strictObject({
+        crawlId: z.string(),
+        deleted: z.number().int().openapi({ description: "Pages nothing else held: deleted" }),
+        kept: z.number().int().openapi({
+          description: "Pages another crawl or an add of their URL still holds: kept",
+        }),
+      }),
+      "How many pages were deleted and how many kept",
     ),
     ...commonErrors,
   },

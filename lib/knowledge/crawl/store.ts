@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { mapLimit } from "../../async.js";
-import { newId } from "../../ids.js";
+import { isId, newId } from "../../ids.js";
 import { type QuotaCharge, refundUnused } from "../../limits/quotas.js";
 import type { CrawlMessage, Queue } from "../../store/queue.js";
 import { type Item, type Page, type Table, wsKey } from "../../store/table.js";
@@ -134,6 +134,29 @@ const pagePrefix = (crawlId: string) => `CRAWLPAGE#${crawlId}#`;
 const hashKey = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 32);
 const pageKeyOf = (url: string) => hashKey(url);
 
+/**
+ * The sources the given crawls indexed or refreshed (one crawl can own a page an earlier crawl or
+ * an add created): read from their pages' report, at most a crawl's discovered pages each.
+ */
+export async function crawlSourceIds(
+  table: Table,
+  workspaceId: string,
+  crawlIds: readonly string[],
+): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for (const crawlId of new Set(crawlIds)) {
+    if (!isId("crawl", crawlId)) continue;
+    const pages = await table.all<CrawlPageItem>(wsKey(workspaceId), pagePrefix(crawlId), [
+      "pk",
+      "sk",
+      "status",
+      "sourceId",
+    ]);
+    for (const page of pages) if (page.status === "indexed") ids.add(page.sourceId);
+  }
+  return ids;
+}
+
 /** `status` is a reserved word in expressions. */
 const STATUS_NAME = { "#status": "status" };
 const statusIs = (status: CrawlStatus | PageStatus) => ({
@@ -223,7 +246,7 @@ export class CrawlStore {
 
   listPages(
     crawl: CrawlItem,
-    status: PageStatus | undefined,
+    status: readonly PageStatus[] | undefined,
     limit: number,
     cursor: string | undefined,
   ): Promise<Page<CrawlPageItem>> {
@@ -232,7 +255,7 @@ export class CrawlStore {
       skPrefix: pagePrefix(crawl.crawlId),
       limit,
       cursor,
-      equals: { status },
+      anyOf: { status },
     });
   }
 

@@ -189,7 +189,6 @@ export class Indexer {
       return "skipped";
     }
     if (source.revision !== message.revision) return "skipped";
-    if (message.refresh) return this.refresh(source);
     const ready =
       source.status === "indexing" ||
       (source.status === "failed" && source.redrivable === true && (await this.redriven(source)));
@@ -197,6 +196,10 @@ export class Indexer {
     const last = delivery.receiveCount >= delivery.maxReceiveCount;
     if (last && !(await this.markLastAttempt(source))) return "skipped";
     try {
+      const { refresher } = this.deps;
+      if (message.refresh && source.type === "url" && refresher) {
+        return await this.refresh(source, refresher);
+      }
       return await this.index(source);
     } catch (err) {
       if (err instanceof IndexingError) return this.fail(source, err.code, err.message);
@@ -235,52 +238,37 @@ export class Indexer {
   }
 
   /**
-   * Checks an indexed URL source for changes. Unchanged content (a 304, or the same text by
-   * hash) only records the check; changed content becomes the next revision and is indexed at
-   * once; a page gone (404, 410) is marked and keeps what was indexed.
+   * Indexes a URL source's revision only if its page changed since the last one: unchanged content
+   * (a 304, or the same text by hash) settles back to `indexed` at once, a page gone (404, 410) is
+   * marked and keeps what was indexed, and changed content is indexed from what was just read.
    */
-  private async refresh(source: SourceItem): Promise<IndexOutcome> {
-    const { refresher } = this.deps;
-    if (source.status !== "indexed" || source.type !== "url" || !refresher) return "skipped";
-    const now = new Date().toISOString();
-    const current = { expression: "revision = :rev", values: { ":rev": source.revision } };
+  private async refresh(source: SourceItem, refresher: PageRefresher): Promise<IndexOutcome> {
     const found = await refresher(source);
     if (found.kind === "content" && this.contentHash(found.text) !== source.content_hash) {
-      // The next revision, indexed here from what was just read; a reindex later fetches again.
-      const next = await this.deps.table.update<SourceItem>(
-        source.pk,
-        source.sk,
-        {
-          status: "indexing",
-          revision: source.revision + 1,
-          ...indexingMarker(source.workspaceId, source.id, now),
-        },
-        current,
-        ["refresh_snapshot"],
-      );
-      if (!next) return "skipped";
-      await bumpLiveSources(this.deps.table, source.workspaceId);
       let outcome: IndexOutcome;
       try {
-        outcome = await this.index(next, found);
+        outcome = await this.index(source, found);
       } catch (err) {
-        const { code, message } = err instanceof IndexingError ? err : lastFailure(err);
-        outcome = await this.fail(next, code, message);
+        if (!(err instanceof IndexingError)) throw err;
+        outcome = await this.fail(source, err.code, err.message);
       }
-      return this.refreshed(next, outcome === "indexed" ? "changed" : outcome);
+      return this.refreshed(source, outcome === "indexed" ? "changed" : outcome);
     }
+    const now = new Date().toISOString();
     const gone = found.kind === "gone";
-    await this.deps.table.update(
+    const settled = await this.deps.table.update(
       source.pk,
       source.sk,
       {
+        status: "indexed",
         last_checked_at: now,
         gone_at: gone ? (source.gone_at ?? now) : null,
         ...(found.kind === "content" ? validatorFields(found.validators) : {}),
       },
-      current,
-      ["refresh_snapshot"],
+      stillIndexing(source.revision),
+      [...INDEXING_MARKER, "refresh_snapshot"],
     );
+    if (!settled) return "skipped";
     return this.refreshed(source, gone ? "gone" : "unchanged");
   }
 

@@ -49,6 +49,11 @@ async function readFetched(
   return { text: extracted.markdown, validators };
 }
 
+/** The page as a crawl read it for this revision (`Sources.reindex`), when it left a copy. */
+async function crawlCopy(blobs: Blobs, source: SourceItem): Promise<string | undefined> {
+  return source.refresh_snapshot ? blobs.getText(source.refresh_snapshot) : undefined;
+}
+
 const urlOf = (source: SourceItem) => {
   const url = source.source_url_or_path;
   if (!url) throw new IndexingError("invalid_url", "The source has no URL to fetch");
@@ -58,11 +63,14 @@ const urlOf = (source: SourceItem) => {
 /**
  * Loads a `url` source: fetches its page with the safe fetcher and extracts the readable content
  * as Markdown. A crawl has just fetched its pages, so it stores each page's Markdown as the
- * content of a revision (`content_key`, `snapshot_revision`) and that is read instead of fetching
- * again; every other revision fetches the live page.
+ * content of a revision (`content_key`, `snapshot_revision`, or for a page the workspace had
+ * already `refresh_snapshot`) and that is read instead of fetching again; every other revision
+ * fetches the live page.
  */
 export function urlLoader({ fetcher, blobs, limits }: UrlLoaderDeps): ContentLoader {
   return async (source) => {
+    const copy = await crawlCopy(blobs, source);
+    if (copy !== undefined) return { text: copy };
     const snapshotRevision = source.snapshot_revision ?? 1;
     if (source.content_key && source.revision === snapshotRevision) {
       const snapshot = await blobs.getText(source.content_key);
@@ -84,10 +92,8 @@ export function urlLoader({ fetcher, blobs, limits }: UrlLoaderDeps): ContentLoa
  */
 export function urlRefresher({ fetcher, blobs, limits }: UrlLoaderDeps): PageRefresher {
   return async (source) => {
-    if (source.refresh_snapshot) {
-      const snapshot = await blobs.getText(source.refresh_snapshot);
-      if (snapshot !== undefined) return { kind: "content", text: snapshot };
-    }
+    const copy = await crawlCopy(blobs, source);
+    if (copy !== undefined) return { kind: "content", text: copy };
     const url = urlOf(source);
     const validators = {
       etag: source.etag ?? undefined,

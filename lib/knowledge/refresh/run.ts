@@ -59,8 +59,10 @@ export async function runDueRefreshes(deps: RefreshRunDeps, at = new Date()): Pr
 async function refreshSource(deps: RefreshRunDeps, source: SourceItem): Promise<boolean> {
   if (source.status !== "indexed" && source.status !== "failed") return false;
   await deps.quotas.consume(source.workspaceId, "crawl_pages", 1);
-  if (source.status === "failed") await deps.sources.reindex(source.workspaceId, source.id);
-  else await deps.sources.queueRefresh(source);
+  // An indexed page is compared with what it had; a failed one is indexed afresh.
+  await deps.sources.reindex(source.workspaceId, source.id, {
+    refresh: source.status === "indexed",
+  });
   return true;
 }
 

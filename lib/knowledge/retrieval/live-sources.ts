@@ -1,12 +1,13 @@
 import { LRUCache } from "lru-cache";
 import { type Item, type Table, wsKey } from "../../store/table.js";
-import { GENERATION_SK, SOURCE_PREFIX, type SourceItem } from "../sources/sources.js";
+import { crawlSourceIds } from "../crawl/store.js";
+import { GENERATION_SK, isSearchable, SOURCE_PREFIX, type SourceItem } from "../sources/sources.js";
 
-const FIELDS = ["id", "status", "enabled", "name", "source_url_or_path"];
+const FIELDS = ["id", "status", "enabled", "chunks_key", "name", "source_url_or_path"];
 
 /** A workspace's sources as search sees them. */
 export interface WorkspaceSources {
-  /** Enabled and indexed: the only sources retrieval may ever return. */
+  /** Enabled, with an indexed revision (`isSearchable`): the only sources retrieval may return. */
   live: SourceItem[];
   /** Every other source's id (disabled, indexing, failed): excluded inside the engine. */
   hidden: string[];
@@ -30,6 +31,11 @@ export class LiveSources {
     this.cache = new LRUCache({ max: maxWorkspaces });
   }
 
+  /** The sources the given crawls indexed or refreshed: what a `crawl_id` scope searches. */
+  ofCrawls(workspaceId: string, crawlIds: readonly string[]): Promise<Set<string>> {
+    return crawlSourceIds(this.table, workspaceId, crawlIds);
+  }
+
   async of(workspaceId: string): Promise<WorkspaceSources> {
     const counter = await this.table.get<Item & { generation?: number }>(
       wsKey(workspaceId),
@@ -44,7 +50,7 @@ export class LiveSources {
       SOURCE_PREFIX,
       FIELDS,
     )) {
-      if (source.status === "indexed" && source.enabled === 1) sources.live.push(source);
+      if (isSearchable(source)) sources.live.push(source);
       else sources.hidden.push(source.id);
     }
     this.cache.set(workspaceId, sources);

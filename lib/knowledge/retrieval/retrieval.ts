@@ -68,9 +68,10 @@ export class IndexRetriever implements Retriever {
     limit: number,
     scope: SearchScope = {},
   ): Promise<SearchResult[]> {
-    const [sources, vector] = await Promise.all([
+    const [sources, vector, sourceIds] = await Promise.all([
       this.deps.live.of(workspaceId),
       this.embed(workspaceId, query),
+      this.scopedSources(workspaceId, scope),
     ]);
     const live = new Map(sources.live.map((source) => [source.id, source]));
     const hits = await this.deps.index.search(workspaceId, {
@@ -79,9 +80,8 @@ export class IndexRetriever implements Retriever {
       generation: sources.generation,
       ...vector,
       filters: {
-        sourceIds: scope.source_ids,
+        sourceIds,
         types: scope.type,
-        crawlIds: scope.crawl_id,
         excludeSourceIds: sources.hidden,
       },
     });
@@ -103,6 +103,16 @@ export class IndexRetriever implements Retriever {
         ];
       })
       .slice(0, limit);
+  }
+
+  /** The sources a scope names, its crawls' pages among them; undefined when it names none. */
+  private async scopedSources(
+    workspaceId: string,
+    { source_ids, crawl_id }: SearchScope,
+  ): Promise<string[] | undefined> {
+    if (crawl_id === undefined) return source_ids;
+    const pages = await this.deps.live.ofCrawls(workspaceId, crawl_id);
+    return source_ids === undefined ? [...pages] : source_ids.filter((id) => pages.has(id));
   }
 
   private async embed(

@@ -1,3 +1,4 @@
+import { toDisplayText } from "../../display-text.js";
 import { conflict, DomainError } from "../../errors.js";
 import { createModule } from "../../http/app.js";
 import type { Quotas } from "../../limits/quotas.js";
@@ -26,9 +27,10 @@ export interface KnowledgeApiDeps {
   allowPrivate: boolean;
 }
 
-/** Default name of a text source: its first line, shortened. */
+/** Default name of a text source: its first line made a display string, shortened. */
 function nameFromText(text: string): string {
-  const firstLine = (text.trim().split("\n", 1)[0] ?? "").replace(/^#+\s*/, "").trim();
+  const firstLine = toDisplayText((text.trim().split("\n", 1)[0] ?? "").replace(/^#+\s*/, ""));
+  if (!firstLine) return "Untitled text";
   return firstLine.length > 80 ? `${firstLine.slice(0, 77).trimEnd()}...` : firstLine;
 }
 
@@ -74,7 +76,7 @@ export function knowledgeApi({
         name: body.name ?? url,
         refresh: body.refresh,
       });
-      return c.json({ id: item.id, status: item.status, created }, created ? 201 : 200);
+      return c.json({ id: item.id, status: "indexing" as const, created }, 200);
     }
     const text = body.text ?? "";
     const bytes = Buffer.byteLength(text, "utf8");

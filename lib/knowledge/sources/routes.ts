@@ -1,14 +1,19 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
-  booleanParam,
   commonErrors,
   cursorParam,
+  displayText,
   errorResponse,
+  flagField,
+  flagParam,
   IdempotencyHeaders,
   idempotencyErrors,
   jsonBody,
   jsonResponse,
   limitParam,
+  NoQuery,
+  oneOrSeveral,
+  oneOrSeveralParam,
   pageOf,
 } from "../../http/schemas.js";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from "../../search/terms.js";
@@ -20,11 +25,13 @@ const Schedule = z.enum(REFRESH_SCHEDULES).openapi({
 });
 
 export const SourceSchema = z
-  .object({
+  .strictObject({
     id: z.string().openapi({ example: "kb_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
     type: z.enum(SOURCE_TYPES),
     name: z.string(),
-    source_url_or_path: z.string().nullable(),
+    source_url_or_path: z.string().openapi({
+      description: "The page's URL, or the uploaded file's name; empty for raw text",
+    }),
     status: z.enum(SOURCE_STATUSES),
     chunk_count: z.number().int(),
     enabled: z.union([z.literal(0), z.literal(1)]),
@@ -32,7 +39,10 @@ export const SourceSchema = z
     indexed_at: z.string().nullable().openapi({ format: "date-time" }),
     last_error: z.string().nullable(),
     error_code: z.string().nullable(),
-    crawl_id: z.string().nullable().openapi({ description: "The crawl that found this page" }),
+    crawl_id: z.string().nullable().openapi({
+      description:
+        "The first crawl that added this page (for a scheduled run's page, the crawl it repeats); null when it was added directly. A page can belong to several crawls: `GET /api/knowledge?crawl_id=` lists each crawl's pages",
+    }),
     refresh: Schedule.nullable(),
     last_checked_at: z.string().nullable().openapi({
       format: "date-time",
@@ -49,6 +59,12 @@ export const SourceSchema = z
   })
   .openapi("KnowledgeSource");
 
+/** The name a source shows under, in lists, search results and citations. */
+const sourceName = displayText(
+  200,
+  "The name the source shows under; by default a text's first line, a page's URL or a file's name",
+);
+
 export const CreateSourceBody = z
   .strictObject({
     text: z.string().optional().openapi({ description: "Raw text to index (a `text` source)" }),
@@ -56,7 +72,7 @@ export const CreateSourceBody = z
       .string()
       .optional()
       .openapi({ description: "A public web page to index (a `url` source)" }),
-    name: z.string().trim().min(1).max(200).optional(),
+    name: sourceName.optional(),
     refresh: Schedule.optional(),
   })
   .superRefine((body, ctx) => {
@@ -74,19 +90,20 @@ export const CreateSourceBody = z
   .openapi("CreateKnowledgeSource");
 
 export const MultipartSourceBody = z
-  .object({
+  .strictObject({
     file: z
       .instanceof(File, { message: "Send the file in a `file` field" })
       .openapi({ type: "string", format: "binary", description: "The document (up to 4 MB)" }),
-    name: z.string().trim().min(1).max(200).optional(),
+    name: sourceName.optional(),
   })
   .openapi("UploadKnowledgeFile");
 
 const Accepted = z
-  .object({
+  .strictObject({
     id: z.string(),
-    status: z.enum(SOURCE_STATUSES).openapi({
-      description: "`indexing`, or for a URL added again the status of the source it has",
+    status: z.literal("indexing").openapi({
+      description:
+        "Always `indexing`: the source reads `indexing` until this indexing settles, then `indexed` (or `failed`)",
     }),
     created: z.boolean().optional().openapi({
       description:
@@ -117,12 +134,16 @@ export const createSource = createRoute({
     "1,000,000 UTF-8 bytes by default) or a public `url`; or `multipart/form-data` with a `file`",
     "(PDF, DOCX, HTML, Markdown, plain text or CSV, up to 4 MB: larger files use",
     "`POST /api/knowledge/uploads`) and an optional `name`. Too large is a 413, another file type a 415.",
-    "A URL is one source per workspace: a new one answers 201 `created: true`; one the workspace",
-    "has already answers 200 `created: false` with that source's id, and is refreshed (unchanged",
-    "content stays indexed as it is, changed content is reindexed). `refresh` schedules a URL.",
+    "Every accepted source answers 200 with `status: indexing`. A URL is one source per workspace:",
+    "a new one answers `created: true`; one the workspace has already answers `created: false` with",
+    "that source's id and is refreshed as `POST /api/knowledge/{id}/reindex` would: it reads",
+    "`indexing` until the refresh settles, then `indexed` (unchanged content settles at once,",
+    "without indexing again), and what it had indexed keeps answering searches meanwhile.",
+    "`refresh` schedules a URL.",
   ].join(" "),
   request: {
     headers: IdempotencyHeaders,
+    query: NoQuery,
     body: {
       content: {
         "application/json": { schema: CreateSourceBody },
@@ -131,8 +152,7 @@ export const createSource = createRoute({
     },
   },
   responses: {
-    200: jsonResponse(Accepted, "Queued for indexing, or a URL the workspace has already"),
-    201: jsonResponse(Accepted, "A new URL source, queued for indexing"),
+    200: jsonResponse(Accepted, "Queued for indexing (a URL the workspace has: refreshed)"),
     ...commonErrors,
     ...idempotencyErrors,
   },
@@ -148,16 +168,13 @@ export const listSources = createRoute({
     query: z.strictObject({
       limit: limitParam(50, 100),
       cursor: cursorParam,
-      status: z.enum(SOURCE_STATUSES).optional(),
-      enabled: booleanParam
-        .optional()
-        .openapi({ type: "string", enum: ["true", "false", "1", "0"] }),
-      type: z.enum(SOURCE_TYPES).optional(),
-      crawl_id: z
-        .string()
-        .max(64)
-        .optional()
-        .openapi({ description: "Only the pages of this crawl" }),
+      status: oneOrSeveralParam(z.enum(SOURCE_STATUSES), "Only sources in these states"),
+      enabled: flagParam("Only enabled (`true`, `1`) or disabled (`false`, `0`) sources"),
+      type: oneOrSeveralParam(z.enum(SOURCE_TYPES), "Only sources of these types"),
+      crawl_id: oneOrSeveralParam(
+        z.string().max(64),
+        "Only the pages these crawls indexed or refreshed: exactly the `sourceId`s of their `/pages` reports, so as many as their `pagesIndexed`",
+      ),
     }),
   },
   responses: {
@@ -172,7 +189,7 @@ export const getSource = createRoute({
   path: "/api/knowledge/{id}",
   tags,
   summary: "Get one knowledge source",
-  request: { params: IdParams },
+  request: { params: IdParams, query: NoQuery },
   responses: { 200: jsonResponse(SourceSchema, "The source"), ...commonErrors },
 });
 
@@ -186,11 +203,12 @@ export const patchSource = createRoute({
     "A disabled source leaves search, chat and intel at once; enabling brings it back without reindexing. A new `name` shows in search results at once. `refresh` (URL sources) sets or, with null, removes the schedule.",
   request: {
     params: IdParams,
+    query: NoQuery,
     body: jsonBody(
       z
         .strictObject({
-          enabled: z.boolean().optional(),
-          name: z.string().trim().min(1).max(200).optional(),
+          enabled: flagField("Whether search, chat and intel use the source").optional(),
+          name: sourceName.optional(),
           refresh: Schedule.nullable().optional(),
         })
         .refine((body) => Object.values(body).some((value) => value !== undefined), {
@@ -211,7 +229,7 @@ export const reindexSource = createRoute({
   path: "/api/knowledge/{id}/reindex",
   tags,
   summary: "Index a source again",
-  request: { params: IdParams },
+  request: { params: IdParams, query: NoQuery },
   responses: { 200: jsonResponse(Accepted, "Queued for indexing"), ...commonErrors },
 });
 
@@ -221,12 +239,12 @@ export const deleteSource = createRoute({
   path: "/api/knowledge/{id}",
   tags,
   summary: "Delete a source with its chunks and stored content",
-  request: { params: IdParams },
+  request: { params: IdParams, query: NoQuery },
   responses: { 204: { description: "Deleted" }, ...commonErrors },
 });
 
 export const SearchResultSchema = z
-  .object({
+  .strictObject({
     source_id: z.string(),
     chunk_index: z.number().int(),
     text: z.string(),
@@ -245,6 +263,7 @@ export const searchKnowledge = createRoute({
   tags,
   summary: "Search the enabled, indexed sources",
   request: {
+    query: NoQuery,
     body: jsonBody(
       z.strictObject({
         query: z
@@ -256,26 +275,14 @@ export const searchKnowledge = createRoute({
             description: `At most ${MAX_QUERY_LENGTH} characters. Its first ${MAX_QUERY_TERMS} distinct words are searched as whole words; a repeated word counts once`,
           }),
         limit: z.number().int().min(1).max(50).default(10),
-        source_ids: z
-          .array(z.string().max(64))
-          .max(100)
-          .optional()
-          .openapi({ description: "Only these sources (at most 100)" }),
-        type: z
-          .array(z.enum(SOURCE_TYPES))
-          .max(3)
-          .optional()
-          .openapi({ description: "Only sources of these types" }),
-        crawl_id: z
-          .array(z.string().max(64))
-          .max(20)
-          .optional()
-          .openapi({ description: "Only pages of these crawls (at most 20)" }),
+        source_ids: oneOrSeveral(z.string().max(64), "Only these sources", 100).optional(),
+        type: oneOrSeveral(z.enum(SOURCE_TYPES), "Only sources of these types", 3).optional(),
+        crawl_id: oneOrSeveral(z.string().max(64), "Only pages of these crawls", 20).optional(),
       }),
     ),
   },
   responses: {
-    200: jsonResponse(z.object({ results: z.array(SearchResultSchema) }), "Ranked chunks"),
+    200: jsonResponse(z.strictObject({ results: z.array(SearchResultSchema) }), "Ranked chunks"),
     ...commonErrors,
   },
 });

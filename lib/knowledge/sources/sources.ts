@@ -1,12 +1,13 @@
 import { createHash } from "node:crypto";
 import { mapLimit } from "../../async.js";
-import { conflict, isDomainError, notFound, serviceUnavailable } from "../../errors.js";
+import { conflict, notFound, serviceUnavailable } from "../../errors.js";
 import { isId, newId } from "../../ids.js";
 import { logger } from "../../log.js";
 import type { Blobs, StoredObject } from "../../store/blobs.js";
 import type { IndexMessage, Queue } from "../../store/queue.js";
-import { type Item, type Page, type Table, wsKey } from "../../store/table.js";
+import { type Condition, type Item, type Page, type Table, wsKey } from "../../store/table.js";
 
+import { crawlSourceIds } from "../crawl/store.js";
 import type { RefreshSchedule, SourceStatus, SourceType } from "./fields.js";
 import { refreshMarker, SCHEDULE_MARKER } from "./schedule.js";
 
@@ -17,7 +18,7 @@ export interface KnowledgeSource {
   id: string;
   type: SourceType;
   name: string;
-  source_url_or_path: string | null;
+  source_url_or_path: string;
   status: SourceStatus;
   chunk_count: number;
   enabled: 0 | 1;
@@ -42,8 +43,15 @@ export interface SourceItem
   extends Item,
     Omit<
       KnowledgeSource,
-      "crawl_id" | "refresh" | "last_checked_at" | "last_changed_at" | "gone_at"
+      | "source_url_or_path"
+      | "crawl_id"
+      | "refresh"
+      | "last_checked_at"
+      | "last_changed_at"
+      | "gone_at"
     > {
+  /** Null for raw text. */
+  source_url_or_path: string | null;
   /** Absent on records written before crawls existed. */
   crawl_id?: string | null;
   /** Absent on records written before refreshes existed, like the next three. */
@@ -61,6 +69,12 @@ export interface SourceItem
   snapshot_revision?: number;
   /** A crawl's fresh copy of an indexed page, waiting for the index worker to compare. */
   refresh_snapshot?: string | null;
+  /**
+   * What keeps a web page in the knowledge base: the crawls that indexed or refreshed it (a
+   * scheduled run counts as the crawl it repeats) and `DIRECT_HOLDER` for an add of its URL.
+   * Absent on records written before pages could belong to several crawls (see `holdersOf`).
+   */
+  holders?: Set<string>;
   workspaceId: string;
   /** Bumped by every reindex; a worker only completes the revision it was sent for. */
   revision: number;
@@ -77,6 +91,25 @@ export interface SourceItem
 }
 
 export const SOURCE_PREFIX = "KB#";
+
+/** What `releaseCrawl` reads of every source to find a crawl's pages. */
+const HOLDER_FIELDS = ["pk", "sk", "id", "type", "source_url_or_path", "crawl_id", "holders"];
+
+/** The holder of a source added through `POST /api/knowledge` rather than by a crawl. */
+export const DIRECT_HOLDER = "direct";
+
+/** What holds a source: its `holders`, or for an older record what created it. */
+export function holdersOf(source: Pick<SourceItem, "holders" | "crawl_id">): Set<string> {
+  return source.holders ?? new Set([source.crawl_id ?? DIRECT_HOLDER]);
+}
+
+/**
+ * Whether search may return the source: enabled, with an indexed revision in the index. A source
+ * being indexed again keeps answering with what it had until the new revision replaces it.
+ */
+export const isSearchable = (source: Pick<SourceItem, "status" | "enabled" | "chunks_key">) =>
+  source.enabled === 1 &&
+  (source.status === "indexed" || (source.status === "indexing" && source.chunks_key !== null));
 
 /** The revision an index message carries for a deleted source: it only removes its rows. */
 export const REMOVED_REVISION = Number.MAX_SAFE_INTEGER;
@@ -115,7 +148,8 @@ export function toPublic(item: SourceItem): KnowledgeSource {
     id: item.id,
     type: item.type,
     name: item.name,
-    source_url_or_path: item.source_url_or_path,
+    // The interface types it as a string: raw text has no URL or path, so it reads empty.
+    source_url_or_path: item.source_url_or_path ?? "",
     status: item.status,
     chunk_count: item.chunk_count,
     enabled: item.enabled,
@@ -132,7 +166,7 @@ export function toPublic(item: SourceItem): KnowledgeSource {
 }
 
 /** What a new source is made of; the rest of its record starts empty. */
-export type NewSource = Pick<KnowledgeSource, "type" | "name" | "source_url_or_path"> & {
+export type NewSource = Pick<SourceItem, "type" | "name" | "source_url_or_path"> & {
   id?: string;
   content_key?: string | null;
   crawl_id?: string | null;
@@ -142,13 +176,33 @@ export type NewSource = Pick<KnowledgeSource, "type" | "name" | "source_url_or_p
 export interface NewPage {
   url: string;
   name: string;
-  crawl_id?: string | null;
+  /** The crawl that adds it (a scheduled run: the crawl it repeats); absent: `DIRECT_HOLDER`. */
+  holder?: string;
   /** Its Markdown when the caller just fetched it (a crawl); otherwise the worker fetches it. */
   snapshot?: string;
   /** A new schedule; absent leaves an existing page's schedule as it is. */
   refresh?: RefreshSchedule | null | undefined;
   /** Used for a new source: a crawl names its pages' sources when it finds them. */
   id?: string;
+}
+
+/** How `reindex` reads the source again. */
+export interface ReindexOptions {
+  /**
+   * Compare with what is indexed (a URL source: a conditional fetch, or `snapshot`): unchanged
+   * content settles at once, without chunking, embedding or writing the index again.
+   */
+  refresh?: boolean;
+  /** The page as a crawl just read it (URL sources), instead of fetching it again. */
+  snapshot?: string | undefined;
+}
+
+/** What deleting a crawl's sources did (`releaseCrawl`). */
+export interface Released {
+  /** Sources nothing else held: deleted. */
+  deleted: number;
+  /** Sources another crawl or an add of their URL still holds: kept. */
+  kept: number;
 }
 
 /** What adding a page did: created its source, or found the one it has already. */
@@ -257,10 +311,13 @@ export function newSourceItem(
 }
 
 export type ListFilter = {
-  status?: SourceStatus | undefined;
+  /** Any of these states. */
+  status?: readonly SourceStatus[] | undefined;
   enabled?: 0 | 1 | undefined;
-  type?: SourceType | undefined;
-  crawl_id?: string | undefined;
+  /** Any of these types. */
+  type?: readonly SourceType[] | undefined;
+  /** Only the sources these crawls indexed or refreshed (`crawlSourceIds`). */
+  crawl_id?: readonly string[] | undefined;
 };
 
 export interface SourceDeps {
@@ -313,27 +370,44 @@ export class Sources {
     });
   }
 
+  /**
+   * One page of sources, newest first. A crawl filter reads only its crawls' sources (by key);
+   * the other filters apply before the page is cut, so pages stay full.
+   */
   async list(
     workspaceId: string,
-    filter: ListFilter,
+    { crawl_id, status, type, enabled }: ListFilter,
     limit: number,
     cursor?: string,
   ): Promise<Page<SourceItem>> {
-    return this.deps.table.page<SourceItem>({
-      pk: wsKey(workspaceId),
-      skPrefix: SOURCE_PREFIX,
-      limit,
-      cursor,
-      newestFirst: true,
-      equals: filter,
+    const query = { pk: wsKey(workspaceId), skPrefix: SOURCE_PREFIX, limit, cursor };
+    if (crawl_id === undefined) {
+      return this.deps.table.page<SourceItem>({
+        ...query,
+        newestFirst: true,
+        equals: { enabled },
+        anyOf: { status, type },
+      });
+    }
+    const ids = await crawlSourceIds(this.deps.table, workspaceId, crawl_id);
+    const any = <T>(values: readonly T[] | undefined, value: T) =>
+      values === undefined || values.includes(value);
+    return this.deps.table.pageOfKeys<SourceItem>({
+      ...query,
+      sks: [...ids].map(sourceKey),
+      keep: (item) =>
+        any(status, item.status) &&
+        any(type, item.type) &&
+        (enabled === undefined || item.enabled === enabled),
     });
   }
 
   /**
    * Adds a web page, or refreshes the source it has already: a canonical URL is one source per
-   * workspace. An indexed source is checked for changes by the index worker (unchanged content
-   * keeps it as it is, changed content reindexes it); a failed one is indexed again; one still
-   * indexing is left to finish.
+   * workspace, held by every crawl and add that brought it. The source is `indexing` either way:
+   * an indexed one is compared with the page by the index worker (unchanged content settles at
+   * once, changed content is reindexed, and what it had keeps answering meanwhile), a failed one
+   * is indexed again, and one still indexing is left to finish.
    */
   async addUrl(workspaceId: string, page: NewPage): Promise<AddedPage> {
     const pk = wsKey(workspaceId);
@@ -424,34 +498,6 @@ export class Sources {
     return item;
   }
 
-  /**
-   * Queues a check of an indexed URL source for changes: the index worker fetches the page
-   * (conditionally) or reads `snapshot`, and reindexes only when its content changed.
-   */
-  async queueRefresh(source: SourceItem, snapshot?: string): Promise<SourceItem> {
-    let item = source;
-    if (snapshot !== undefined) {
-      const key = `${sourceBlobPrefix(source.workspaceId, source.id)}refresh.md`;
-      await this.deps.blobs.put(key, snapshot, "text/markdown; charset=utf-8");
-      const marked = await this.deps.table.update<SourceItem>(
-        source.pk,
-        source.sk,
-        { refresh_snapshot: key },
-        { expression: "revision = :rev", values: { ":rev": source.revision } },
-      );
-      if (!marked) return (await this.deps.table.get<SourceItem>(source.pk, source.sk)) ?? source;
-      item = marked;
-    }
-    await this.deps.indexQueue.send({
-      kind: "index",
-      workspaceId: source.workspaceId,
-      sourceId: source.id,
-      revision: source.revision,
-      refresh: true,
-    });
-    return item;
-  }
-
   private async createPage(workspaceId: string, id: string, page: NewPage): Promise<SourceItem> {
     let contentKey: string | null = null;
     if (page.snapshot !== undefined) {
@@ -464,10 +510,11 @@ export class Sources {
       name: page.name,
       source_url_or_path: page.url,
       content_key: contentKey,
-      crawl_id: page.crawl_id ?? null,
+      crawl_id: page.holder ?? null,
     };
     const schedule = page.refresh ?? null;
     return this.create(workspaceId, fields, {
+      holders: new Set([page.holder ?? DIRECT_HOLDER]),
       refresh: schedule,
       ...(schedule ? refreshMarker(workspaceId, id, schedule) : {}),
     });
@@ -475,18 +522,41 @@ export class Sources {
 
   /** What adding a page again does to the source it has (see `addUrl`). */
   private async refreshPage(existing: SourceItem, page: NewPage): Promise<SourceItem> {
-    let item = existing;
+    const { workspaceId, id } = existing;
+    // An older record learns what held it so far along with the new holder.
+    const holders = new Set([
+      ...(existing.holders ? [] : holdersOf(existing)),
+      page.holder ?? DIRECT_HOLDER,
+    ]);
+    let item =
+      (await this.deps.table.change<SourceItem>(existing.pk, existing.sk, {
+        add: { holders },
+      })) ?? existing;
     if (page.refresh !== undefined && page.refresh !== (existing.refresh ?? null)) {
-      item = await this.update(existing.workspaceId, existing.id, { refresh: page.refresh });
+      item = await this.update(workspaceId, id, { refresh: page.refresh });
     }
-    if (item.status === "failed") return this.reindex(item.workspaceId, item.id);
-    if (item.status === "indexed") return this.queueRefresh(item, page.snapshot);
+    if (item.status === "failed") return this.reindex(workspaceId, id, { snapshot: page.snapshot });
+    if (item.status === "indexed") {
+      return this.reindex(workspaceId, id, { refresh: true, snapshot: page.snapshot });
+    }
     return item;
   }
 
-  /** Puts the source back to `indexing` under a new revision; older messages become stale. */
-  async reindex(workspaceId: string, id: string): Promise<SourceItem> {
+  /**
+   * Puts the source back to `indexing` under a new revision; older messages become stale. What
+   * it had indexed keeps answering searches until the new revision replaces it.
+   */
+  async reindex(
+    workspaceId: string,
+    id: string,
+    options: ReindexOptions = {},
+  ): Promise<SourceItem> {
     const current = await this.get(workspaceId, id);
+    let snapshotKey: string | undefined;
+    if (options.snapshot !== undefined) {
+      snapshotKey = `${sourceBlobPrefix(workspaceId, id)}refresh.md`;
+      await this.deps.blobs.put(snapshotKey, options.snapshot, "text/markdown; charset=utf-8");
+    }
     const item = await this.deps.table.update<SourceItem>(
       wsKey(workspaceId),
       sourceKey(id),
@@ -495,16 +565,20 @@ export class Sources {
         revision: current.revision + 1,
         last_error: null,
         error_code: null,
+        refresh_snapshot: snapshotKey,
         ...indexingMarker(workspaceId, id, new Date().toISOString()),
       },
       { expression: "revision = :seen", values: { ":seen": current.revision } },
+      snapshotKey === undefined ? ["refresh_snapshot"] : [],
     );
     if (!item) {
       // Deleted, or reindexed by a concurrent request: re-read to tell which.
-      return this.reindex(workspaceId, id);
+      return this.reindex(workspaceId, id, options);
     }
-    if (current.status === "indexed") await bumpLiveSources(this.deps.table, workspaceId);
-    return this.enqueue(item);
+    if (isSearchable(current) !== isSearchable(item)) {
+      await bumpLiveSources(this.deps.table, workspaceId);
+    }
+    return this.enqueue(item, options.refresh === true);
   }
 
   /**
@@ -513,48 +587,68 @@ export class Sources {
    * worker, sent the source once more, finds no record and removes its rows from the index.
    */
   async delete(workspaceId: string, id: string): Promise<void> {
-    const source = isId("source", id) ? await this.get(workspaceId, id) : undefined;
-    const deleted = source && (await this.deps.table.delete(source.pk, source.sk));
-    if (!deleted) throw notFound("knowledge source", id);
-    await bumpLiveSources(this.deps.table, workspaceId);
+    if (!(await this.remove(await this.get(workspaceId, id))))
+      throw notFound("knowledge source", id);
+  }
+
+  /**
+   * Releases a crawl's hold on the pages it brought (`crawlId`: the crawl a scheduled run
+   * repeats, for its runs' pages too): a page nothing else holds any more, no other crawl nor an
+   * add of its URL, is deleted; the others are kept.
+   */
+  async releaseCrawl(workspaceId: string, crawlId: string): Promise<Released> {
+    const { table } = this.deps;
+    const held = (
+      await table.all<SourceItem>(wsKey(workspaceId), SOURCE_PREFIX, HOLDER_FIELDS)
+    ).filter((source) => holdersOf(source).has(crawlId));
+    const released: Released = { deleted: 0, kept: 0 };
+    await mapLimit(held, 8, async (source) => {
+      // An older record first gets the set its creator implies, to take the crawl out of.
+      if (!source.holders)
+        await table.change(source.pk, source.sk, { add: { holders: holdersOf(source) } });
+      const after = await table.change<SourceItem>(source.pk, source.sk, {
+        pull: { holders: new Set([crawlId]) },
+      });
+      if (!after) return; // deleted meanwhile
+      // A set left empty is gone; an add of the page's URL meanwhile keeps it.
+      const removed =
+        after.holders === undefined &&
+        (await this.remove(after, { expression: "attribute_not_exists(holders)", values: {} }));
+      if (removed) released.deleted++;
+      else released.kept++;
+    });
+    return released;
+  }
+
+  /** Deletes a source's record (under `condition`) and then what it owned; false if it could not. */
+  private async remove(source: SourceItem, condition?: Condition): Promise<boolean> {
+    const { table, blobs, indexQueue } = this.deps;
+    const { workspaceId, id } = source;
+    if (!(await table.delete(source.pk, source.sk, condition))) return false;
+    await bumpLiveSources(table, workspaceId);
     if (source.type === "url" && source.source_url_or_path) {
       // The URL is free again, unless another source claimed it meanwhile.
-      await this.deps.table.delete(source.pk, urlKey(source.source_url_or_path), {
+      await table.delete(source.pk, urlKey(source.source_url_or_path), {
         expression: "sourceId = :id",
         values: { ":id": id },
       });
     }
-    await this.deps.blobs.deletePrefix(sourceBlobPrefix(workspaceId, id));
+    await blobs.deletePrefix(sourceBlobPrefix(workspaceId, id));
     // Best effort: rows left behind are never returned, and take only a few of a search's hits.
-    await this.deps.indexQueue
+    await indexQueue
       .send({ kind: "index", workspaceId, sourceId: id, revision: REMOVED_REVISION })
       .catch((error: unknown) => logger.warn("index removal not queued", { id, error }));
+    return true;
   }
 
-  /** Deletes every source a crawl created (a scheduled run's pages keep the first crawl's id). */
-  async deleteCrawlSources(workspaceId: string, crawlId: string): Promise<number> {
-    let deleted = 0;
-    for (;;) {
-      const page = await this.list(workspaceId, { crawl_id: crawlId }, 100);
-      await mapLimit(page.items, 8, async (source) => {
-        try {
-          await this.delete(workspaceId, source.id);
-          deleted++;
-        } catch (err) {
-          // Deleted by a concurrent request meanwhile.
-          if (!isDomainError(err, "not_found")) throw err;
-        }
-      });
-      if (page.nextCursor === null) return deleted;
-    }
-  }
-
-  private async enqueue(item: SourceItem): Promise<SourceItem> {
+  /** Queues the item's revision for the index worker; `refresh`: see `ReindexOptions`. */
+  private async enqueue(item: SourceItem, refresh = false): Promise<SourceItem> {
     const message: IndexMessage = {
       kind: "index",
       workspaceId: item.workspaceId,
       sourceId: item.id,
       revision: item.revision,
+      ...(refresh ? { refresh } : {}),
     };
     try {
       await this.deps.indexQueue.send(message);

@@ -1,3 +1,4 @@
+import { toDisplayText } from "../../display-text.js";
 import { DomainError, invalid } from "../../errors.js";
 import { megabytes } from "../../files/limits.js";
 import {
@@ -33,13 +34,15 @@ export function parsePresignedKey(key: string): { workspaceId: string; id: strin
   return match?.[1] && match[2] ? { workspaceId: match[1], id: match[2] } : undefined;
 }
 
-/** The file name as given, without any client-side folder, trimmed; what `source_url_or_path` shows. */
+/**
+ * The file name as given, without any client-side folder, made a display string (no controls,
+ * bidi controls or invisible-only name); what `source_url_or_path` shows and a source's default
+ * name. Its extension is read from what is left: `report\u202Efdp.exe` is an `.exe`.
+ */
 function cleanFilename(filename: string): string {
-  return filename
-    .slice(Math.max(filename.lastIndexOf("/"), filename.lastIndexOf("\\")) + 1)
-    .replace(/\p{Cc}/gu, "")
-    .trim()
-    .slice(0, 255);
+  return toDisplayText(
+    filename.slice(Math.max(filename.lastIndexOf("/"), filename.lastIndexOf("\\")) + 1),
+  ).slice(0, 255);
 }
 
 export interface AcceptedFile {
@@ -58,10 +61,14 @@ export function acceptFile(
   file: { filename: string; contentType: string | null | undefined; bytes: number },
   maxBytes: number,
   tooLargeHint?: { message: string; details: Record<string, unknown> },
+  /** The request's fields the name and the size come from, named by a 400. */
+  fields: { name: string; bytes: string } = { name: "filename", bytes: "bytes" },
 ): AcceptedFile {
+  const refuse = (path: string, message: string) =>
+    invalid(message, { issues: [{ path, message }] });
   const filename = cleanFilename(file.filename);
-  if (!filename) throw invalid("The file needs a name");
-  if (file.bytes <= 0) throw invalid("The file is empty");
+  if (!filename) throw refuse(fields.name, "The file needs a name");
+  if (file.bytes <= 0) throw refuse(fields.bytes, "The file is empty");
   if (file.bytes > maxBytes) {
     throw new DomainError(
       "payload_too_large",

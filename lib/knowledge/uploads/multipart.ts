@@ -50,6 +50,7 @@ export async function createFileSource(
     { filename: file.name, contentType: file.type, bytes: file.size },
     maxBytes,
     PRESIGNED_HINT,
+    { name: "file", bytes: "file" },
   );
   await options.reserve?.(file.size);
   const id = newId("source");

@@ -1,10 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
   commonErrors,
+  displayText,
   IdempotencyHeaders,
   idempotencyErrors,
   jsonBody,
   jsonResponse,
+  NoQuery,
 } from "../../http/schemas.js";
 
 export const CreateUploadBody = z
@@ -16,12 +18,15 @@ export const CreateUploadBody = z
       .int()
       .positive()
       .openapi({ description: "Exact size of the file", example: 734_003 }),
-    name: z.string().trim().min(1).max(200).optional(),
+    name: displayText(
+      200,
+      "The name the source shows under; the file's name by default",
+    ).optional(),
   })
   .openapi("CreateUpload");
 
 export const PendingUploadSchema = z
-  .object({
+  .strictObject({
     id: z.string().openapi({ example: "kb_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
     uploadUrl: z.string(),
     fields: z.record(z.string(), z.string()),
@@ -46,7 +51,7 @@ export const createUpload = createRoute({
     "never arrives fails it after the URL expires (`upload_expired`).",
     "Accepted: PDF, DOCX, HTML, Markdown, plain text and CSV (by content type or extension); others are a 415.",
   ].join(" "),
-  request: { headers: IdempotencyHeaders, body: jsonBody(CreateUploadBody) },
+  request: { headers: IdempotencyHeaders, query: NoQuery, body: jsonBody(CreateUploadBody) },
   responses: {
     200: jsonResponse(PendingUploadSchema, "Upload there"),
     ...commonErrors,
