@@ -166,6 +166,25 @@ describe("one source per page", () => {
     expect(gone.chunk_count).toBeGreaterThan(0);
   });
 
+  it("answers with what a page had while it is indexed again, and leaves search if that fails", async () => {
+    servePage("/moving");
+    pages.set("/moving", { version: "m1" });
+    const { item } = await sources.addUrl(WS, { url: `${site.origin}/moving`, name: "Moving" });
+    await settle();
+    // One retriever throughout: what it caches of the workspace must follow every change.
+    const retriever = retrieverOn(aws);
+    const found = async () =>
+      (await retriever.search(WS, "Version m1", 5, {})).some((h) => h.source_id === item.id);
+    expect(await found()).toBe(true);
+    pages.set("/moving", { version: "m1", status: 404 });
+    const again = await sources.reindex(WS, item.id);
+    expect(again.status).toBe("indexing");
+    expect(await found()).toBe(true);
+    await settle();
+    expect(await source(item.id)).toMatchObject({ status: "failed", error_code: "http_error" });
+    expect(await found()).toBe(false);
+  });
+
   it("frees a URL when its source is deleted: adding it again creates a new source", async () => {
     servePage("/again");
     pages.set("/again", { version: "a1" });

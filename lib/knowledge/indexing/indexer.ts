@@ -134,21 +134,24 @@ export function searchDocument(
 /**
  * Marks the given revision of a source failed; a newer revision or a deleted source is left alone.
  * `redrivable`: its message went to the dead-letter queue, and a redrive may index it after all.
+ * A source that answered searches with an earlier revision while this one was indexed
+ * (`isSearchable`) leaves them now, so the workspace's counter moves.
  */
 export async function failSource(
   table: Table,
-  source: Pick<SourceItem, "pk" | "sk" | "revision">,
+  source: Pick<SourceItem, "pk" | "sk" | "revision" | "workspaceId">,
   code: string,
   message: string,
   redrivable = false,
 ): Promise<boolean> {
-  const failed = await table.update(
+  const failed = await table.update<SourceItem>(
     source.pk,
     source.sk,
     { status: "failed", error_code: code, last_error: message, redrivable },
     stillIndexing(source.revision),
     INDEXING_MARKER,
   );
+  if (failed?.chunks_key) await bumpLiveSources(table, source.workspaceId);
   return failed !== undefined;
 }
 

@@ -665,6 +665,7 @@ export class Sources {
         { expression: "revision = :rev", values: { ":rev": item.revision } },
         INDEXING_MARKER,
       );
+      if (failed?.chunks_key) await bumpLiveSources(this.deps.table, item.workspaceId);
       throw serviceUnavailable("Indexing could not be queued; try again", {
         id: item.id,
         status: failed?.status ?? item.status,
