@@ -1,4 +1,4 @@
-// Mutation testing (`npm run mutate`, see bench/mutate.ts and README "Mutation testing").
+// Mutation testing (`npm run mutate`, see bench/mutate.ts and docs/testing.md "Mutation testing").
 // Stryker changes one line at a time in the modules where a wrong line is a security or money bug
 // and runs the tests that cover it; a change no test notices is a hole in the tests.
 import { readFileSync } from "node:fs";
@@ -42,7 +42,12 @@ export const modules = {
     ],
   },
   crawl: {
-    mutate: ["lib/knowledge/crawl/store.ts"],
+    mutate: [
+      "lib/knowledge/crawl/records.ts",
+      "lib/knowledge/crawl/frontier.ts",
+      "lib/knowledge/crawl/content-claims.ts",
+      "lib/knowledge/crawl/host-pace.ts",
+    ],
     // The state machine's own tests, one transition each. crawl.test.ts runs whole crawls, most
     // in a beforeAll, which would make every mutant rerun every test there (an hour here).
     testFiles: ["test/knowledge/crawl-store.test.ts"],

@@ -92,7 +92,7 @@ function summary(scores: FileScore[], runs: Map<string, string>): string {
   return [
     "# Mutation testing",
     "",
-    'Written by `npm run mutate` (see README, "Mutation testing"; modules and their tests in',
+    'Written by `npm run mutate` (see docs/testing.md, "Mutation testing"; modules and their tests in',
     "`stryker.config.mjs`). Score: mutants detected (killed, or timed out) over those that ran or",
     `found no test; ignored ones carry a \`Stryker disable\` comment saying why. Every file must score ${MIN_SCORE}% or more.`,
     "",

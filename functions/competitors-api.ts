@@ -1,5 +1,5 @@
 import { handle } from "hono/aws-lambda";
-import { competitorsApi } from "../lib/competitors/api.js";
+import { competitorsRoutes } from "../lib/competitors/routes.js";
 import { competitorServices } from "../lib/compose/competitors-api.js";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
@@ -11,7 +11,7 @@ const services = competitorServices(loadConfig());
 export const app = createServiceApp({
   ...services.guards,
   modules: [
-    competitorsApi({
+    competitorsRoutes({
       ...services,
       checksQueue: services.stores.checksQueue,
       allowPrivate: services.config.ALLOW_PRIVATE_URLS,

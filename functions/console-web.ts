@@ -1,5 +1,5 @@
 import { handle } from "hono/aws-lambda";
-import { consoleModule } from "../lib/console/serve.js";
+import { consoleRoutes } from "../lib/console/routes.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { denyAll } from "../lib/http/auth.js";
 import { invocation } from "../lib/invocation.js";
@@ -12,7 +12,7 @@ const emulator = process.env.AWS_ENDPOINT_URL_S3;
 
 export const app = createServiceApp({
   authenticate: denyAll,
-  modules: [consoleModule(emulator ? { uploadOrigins: [new URL(emulator).origin] } : {})],
+  modules: [consoleRoutes(emulator ? { uploadOrigins: [new URL(emulator).origin] } : {})],
 });
 
 export const handler = invocation(handle(app));

@@ -1,19 +1,21 @@
 import { handle } from "hono/aws-lambda";
-import { competitorRoutes } from "../lib/competitors/routes.js";
+import { competitorsContract } from "../lib/competitors/contract.js";
 import { loadCorsOrigins } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { denyAll } from "../lib/http/auth.js";
 import { docsModule } from "../lib/http/docs.js";
 import { getHealth, healthModule } from "../lib/http/health.js";
-import { artifactRoutes } from "../lib/intel/artifacts-routes.js";
-import { generateRoutes } from "../lib/intel/generate-routes.js";
-import { intelRoutes } from "../lib/intel/routes.js";
+import { artifactsContract } from "../lib/intel/artifacts/contract.js";
+import { brandContract } from "../lib/intel/brand/contract.js";
+import { chatContract } from "../lib/intel/chat/contract.js";
+import { generateContract } from "../lib/intel/generate/contract.js";
 import { invocation } from "../lib/invocation.js";
-import { crawlRoutes } from "../lib/knowledge/crawl/routes.js";
-import { knowledgeRoutes } from "../lib/knowledge/sources/routes.js";
-import { uploadRoutes } from "../lib/knowledge/uploads/routes.js";
-import { usageRoutes } from "../lib/limits/routes.js";
-import { webhookRoutes } from "../lib/webhooks/routes.js";
+import { crawlContract } from "../lib/knowledge/crawl/contract.js";
+import { sourcesContract } from "../lib/knowledge/sources/contract.js";
+import { uploadsContract } from "../lib/knowledge/uploads/contract.js";
+import { usageContract } from "../lib/limits/contract.js";
+import { webhooksContract } from "../lib/webhooks/contract.js";
+import { exportContract } from "../lib/workspaces/export/contract.js";
 
 /**
  * Every documented route. Listed here rather than read from the manifest, whose loaders would
@@ -21,15 +23,17 @@ import { webhookRoutes } from "../lib/webhooks/routes.js";
  */
 export const documentedRoutes = [
   getHealth,
-  ...knowledgeRoutes,
-  ...crawlRoutes,
-  ...uploadRoutes,
-  ...competitorRoutes,
-  ...intelRoutes,
-  ...generateRoutes,
-  ...artifactRoutes,
-  ...webhookRoutes,
-  ...usageRoutes,
+  ...sourcesContract,
+  ...crawlContract,
+  ...uploadsContract,
+  ...competitorsContract,
+  ...brandContract,
+  ...chatContract,
+  ...generateContract,
+  ...artifactsContract,
+  ...webhooksContract,
+  ...usageContract,
+  ...exportContract,
 ];
 
 /** The API reference (/openapi.json, /docs) and /health, public. It touches no store, so it reads only CORS_ORIGINS. */

@@ -2,11 +2,12 @@ import { handle } from "hono/aws-lambda";
 import { intelServices } from "../lib/compose/intel-api.js";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
-import { intelApi } from "../lib/intel/api.js";
-import { artifactsApi } from "../lib/intel/artifacts-api.js";
-import { generateApi } from "../lib/intel/generate-api.js";
+import { artifactsRoutes } from "../lib/intel/artifacts/routes.js";
+import { brandRoutes } from "../lib/intel/brand/routes.js";
+import { chatRoutes } from "../lib/intel/chat/routes.js";
+import { generateRoutes } from "../lib/intel/generate/routes.js";
 import { invocation } from "../lib/invocation.js";
-import { usageApi } from "../lib/limits/api.js";
+import { usageRoutes } from "../lib/limits/routes.js";
 
 const services = intelServices(loadConfig());
 
@@ -17,10 +18,11 @@ const services = intelServices(loadConfig());
 export const app = createServiceApp({
   ...services.guards,
   modules: [
-    intelApi({ brands: services.brands, chat: services.chat }),
-    generateApi({ generator: services.intel }),
-    artifactsApi({ artifacts: services.artifacts }),
-    usageApi({ quotas: services.quotas }),
+    brandRoutes({ brands: services.brands }),
+    chatRoutes({ chat: services.chat }),
+    generateRoutes({ generator: services.intel }),
+    artifactsRoutes({ artifacts: services.artifacts }),
+    usageRoutes({ quotas: services.quotas }),
   ],
 });
 

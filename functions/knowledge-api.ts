@@ -3,9 +3,9 @@ import { knowledgeServices } from "../lib/compose/knowledge-api.js";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { invocation } from "../lib/invocation.js";
-import { crawlApi } from "../lib/knowledge/crawl/api.js";
-import { knowledgeApi } from "../lib/knowledge/sources/api.js";
-import { uploadsApi } from "../lib/knowledge/uploads/api.js";
+import { crawlRoutes } from "../lib/knowledge/crawl/routes.js";
+import { sourcesRoutes } from "../lib/knowledge/sources/routes.js";
+import { uploadsRoutes } from "../lib/knowledge/uploads/routes.js";
 
 const services = knowledgeServices(loadConfig());
 const allowPrivate = services.config.ALLOW_PRIVATE_URLS;
@@ -15,13 +15,13 @@ export const app = createServiceApp({
   ...services.guards,
   modules: [
     // Before the sources: `/api/knowledge/crawl` is a crawl route, not a source id.
-    crawlApi({
+    crawlRoutes({
       crawls: services.crawls,
       sources: services.sources,
       allowPrivate,
       quotas: services.quotas,
     }),
-    knowledgeApi({
+    sourcesRoutes({
       sources: services.sources,
       blobs: services.stores.blobs,
       retriever: services.retriever,
@@ -29,7 +29,7 @@ export const app = createServiceApp({
       allowPrivate,
       quotas: services.quotas,
     }),
-    uploadsApi({ uploads: services.uploads, quotas: services.quotas }),
+    uploadsRoutes({ uploads: services.uploads, quotas: services.quotas }),
   ],
 });
 

@@ -1,18 +1,21 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { ScheduledHandler, SQSHandler } from "aws-lambda";
-import { competitorRoutes } from "../lib/competitors/routes.js";
-import { consoleRoutes } from "../lib/console/routes.js";
+import { competitorsContract } from "../lib/competitors/contract.js";
+import { consoleContract } from "../lib/console/contract.js";
 import type { ServiceApp } from "../lib/http/app.js";
 import { VIEWER_FILE } from "../lib/http/docs.js";
 import { getHealth } from "../lib/http/health.js";
-import { artifactRoutes } from "../lib/intel/artifacts-routes.js";
-import { generateRoutes } from "../lib/intel/generate-routes.js";
-import { intelRoutes } from "../lib/intel/routes.js";
-import { crawlRoutes } from "../lib/knowledge/crawl/routes.js";
-import { knowledgeRoutes } from "../lib/knowledge/sources/routes.js";
-import { uploadRoutes } from "../lib/knowledge/uploads/routes.js";
-import { usageRoutes } from "../lib/limits/routes.js";
-import { webhookRoutes } from "../lib/webhooks/routes.js";
+import { artifactsContract } from "../lib/intel/artifacts/contract.js";
+import { brandContract } from "../lib/intel/brand/contract.js";
+import { chatContract } from "../lib/intel/chat/contract.js";
+import { generateContract } from "../lib/intel/generate/contract.js";
+import { crawlContract } from "../lib/knowledge/crawl/contract.js";
+import { sourcesContract } from "../lib/knowledge/sources/contract.js";
+import { uploadsContract } from "../lib/knowledge/uploads/contract.js";
+import { usageContract } from "../lib/limits/contract.js";
+import { webhooksContract } from "../lib/webhooks/contract.js";
+import { exportContract } from "../lib/workspaces/export/contract.js";
+import { EXPORT_WORKER_TIMEOUT_SECONDS } from "../lib/workspaces/export/exports.js";
 
 /**
  * Every Lambda function of the service, in one list that both the CDK stack and the local
@@ -23,7 +26,8 @@ import { webhookRoutes } from "../lib/webhooks/routes.js";
 /** The SQS queues; each has a dead-letter queue and its URL in `{NAME}_QUEUE_URL`. */
 /** `uploads` receives the bucket's ObjectCreated notifications for presigned uploads. */
 /** `webhooks` carries one delivery attempt of a webhook event per message. */
-export const QUEUES = ["index", "crawl", "uploads", "checks", "webhooks"] as const;
+/** `exports` carries one slice of writing a workspace export's bundle per message. */
+export const QUEUES = ["index", "crawl", "uploads", "checks", "webhooks", "exports"] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 export const queueUrlVariable = (queue: QueueName) => `${queue.toUpperCase()}_QUEUE_URL`;
@@ -31,9 +35,10 @@ export const queueUrlVariable = (queue: QueueName) => `${queue.toUpperCase()}_QU
 /**
  * Parts of the bucket, each under its own key prefix: knowledge sources' content, chunks and
  * accepted files (`ws/{ws}/kb/`), presigned uploads not yet checked (`uploads/ws/{ws}/kb/`),
- * competitors' snapshots (`ws/{ws}/competitors/`), the search index (`search/`).
+ * competitors' snapshots (`ws/{ws}/competitors/`), the search index (`search/`), workspace export
+ * bundles (`exports/ws/{ws}/`).
  */
-export type BucketArea = "sources" | "uploads" | "competitors" | "search";
+export type BucketArea = "sources" | "uploads" | "competitors" | "search" | "exports";
 /** What code does to objects: read them (`readVersions`: a version by id), write, delete them. */
 export type ObjectAction = "read" | "readVersions" | "write" | "delete";
 
@@ -55,17 +60,38 @@ export interface ApiFunction {
   entry: string;
   routes: RouteConfig[];
   access: Access;
-  /** Search keeps per-workspace indexes in memory, so the functions that search get more. */
+  /**
+   * Memory in MB. The functions that search hold the engine, open tables and small tables'
+   * full-text indexes (docs/search.md); what a searching process holds: bench/report.md, figure 14.
+   */
   memoryMb?: number;
   /** Packages installed beside the bundle instead of bundled (native ones, like the search engine). */
   nodeModules?: string[];
   load(): Promise<{ app: ServiceApp }>;
 }
 
+/**
+ * A worker that sends messages to the very queue it consumes, on purpose, so that one piece of
+ * work is a chain of invocations longer than Lambda's recursive loop detection allows (it stops
+ * the chain after about 16 hops of one function through SQS, SNS, S3 or Lambda, and drops the
+ * message). Declaring it is what lets the loop run: on AWS the function gets
+ * `recursiveLoop: Allow` (every other function keeps `Terminate`), and the local runtime models the
+ * same guard from this field. `bound` is what stops the loop instead, since Lambda no longer does.
+ */
+export interface Recursion {
+  allow: true;
+  /** Why the worker sends its own queue messages. */
+  why: string;
+  /** What ends every such chain: the limit that replaces Lambda's 16 hops. */
+  bound: string;
+}
+
 export interface QueueWorker {
   name: string;
   entry: string;
   queue: QueueName;
+  /** Set when the worker sends to its own `queue`: see `Recursion`. Absent, a loop is stopped. */
+  recursion?: Recursion;
   batchSize: number;
   /** Concurrent executions the event source may drive (bounds load on sites and stores). */
   maxConcurrency: number;
@@ -78,8 +104,9 @@ export interface QueueWorker {
 }
 
 /**
- * The search engine (LanceDB) is a native module of about 160 MB: installed beside the bundles of
- * the functions that search or write the index, for the functions' architecture, never bundled.
+ * The search engine (LanceDB) is a native module: installed beside the bundles of the functions
+ * that search or write the index, for the functions' architecture, never bundled. What it adds to
+ * each function: docs/decisions/0001-search-engine.md (a stack test keeps all under 250 MB).
  */
 const SEARCH_ENGINE = ["@lancedb/lancedb", "apache-arrow"];
 
@@ -87,7 +114,7 @@ export const apiFunctions: ApiFunction[] = [
   {
     name: "knowledge-api",
     entry: "functions/knowledge-api.ts",
-    routes: [...knowledgeRoutes, ...crawlRoutes, ...uploadRoutes],
+    routes: [...sourcesContract, ...crawlContract, ...uploadsContract],
     access: {
       table: "readWrite",
       bucket: { sources: ["write", "delete"], uploads: ["write"], search: ["read"] },
@@ -101,7 +128,13 @@ export const apiFunctions: ApiFunction[] = [
   {
     name: "intel-api",
     entry: "functions/intel-api.ts",
-    routes: [...intelRoutes, ...generateRoutes, ...artifactRoutes, ...usageRoutes],
+    routes: [
+      ...brandContract,
+      ...chatContract,
+      ...generateContract,
+      ...artifactsContract,
+      ...usageContract,
+    ],
     // The competitor module reads a tracked competitor's latest snapshot.
     access: {
       table: "readWrite",
@@ -115,7 +148,7 @@ export const apiFunctions: ApiFunction[] = [
   {
     name: "competitors-api",
     entry: "functions/competitors-api.ts",
-    routes: competitorRoutes,
+    routes: competitorsContract,
     access: {
       table: "readWrite",
       bucket: { competitors: ["read", "write", "delete"] },
@@ -127,9 +160,17 @@ export const apiFunctions: ApiFunction[] = [
   {
     name: "webhooks-api",
     entry: "functions/webhooks-api.ts",
-    routes: webhookRoutes,
+    routes: webhooksContract,
     access: { table: "readWrite", sends: ["webhooks"] },
     load: () => import("./webhooks-api.js"),
+  },
+  {
+    name: "exports-api",
+    entry: "functions/exports-api.ts",
+    routes: exportContract,
+    // Reading a bundle is what a presigned download URL is signed for.
+    access: { table: "readWrite", bucket: { exports: ["read"] }, sends: ["exports"] },
+    load: () => import("./exports-api.js"),
   },
   {
     name: "docs-api",
@@ -146,7 +187,7 @@ export const apiFunctions: ApiFunction[] = [
   {
     name: "console-web",
     entry: "functions/console-web.ts",
-    routes: consoleRoutes,
+    routes: consoleContract,
     access: {},
     load: () => import("./console-web.js"),
   },
@@ -185,6 +226,17 @@ export const queueWorkers: QueueWorker[] = [
       table: "readWrite",
       bucket: { sources: ["write"] },
       sends: ["index", "crawl", "webhooks"],
+    },
+    recursion: {
+      allow: true,
+      why:
+        "A crawl is a chain of its own messages: each page queues the pages it links to, a page " +
+        "that must wait for its host's pace or retry a failure is sent back with a delay, and " +
+        "the crawl's watch message comes back every CRAWL_WATCH_SECONDS until the crawl ends.",
+      bound:
+        "The crawl's maxPages (and the workspace's QUOTA_CRAWL_PAGES_PER_DAY), 3 retries per " +
+        "page, pages recorded once per crawl; the watch stops when the crawl completes, is " +
+        "cancelled or is failed after CRAWL_STALL_SECONDS without progress.",
     },
     nodeModules: ["jsdom"],
     load: () => import("./crawl-worker.js"),
@@ -231,7 +283,42 @@ export const queueWorkers: QueueWorker[] = [
     timeoutSeconds: 30,
     memoryMb: 256,
     access: { table: "readWrite", sends: ["webhooks"] },
+    recursion: {
+      allow: true,
+      why:
+        "A failed delivery queues its next attempt after its backoff; waits longer than SQS's " +
+        "15-minute delay go round the queue again every 15 minutes until their time comes.",
+      bound:
+        "The attempts of WEBHOOK_RETRY_SECONDS (by default 8 over about a day); the last " +
+        "failure throws, and the queue dead-letters the message after its receives.",
+    },
     load: () => import("./webhooks-worker.js"),
+  },
+  {
+    name: "export-worker",
+    entry: "functions/export-worker.ts",
+    queue: "exports",
+    batchSize: 1,
+    maxConcurrency: 2,
+    timeoutSeconds: EXPORT_WORKER_TIMEOUT_SECONDS,
+    memoryMb: 512,
+    access: {
+      table: "readWrite",
+      bucket: { sources: ["read"], competitors: ["read"], exports: ["write"] },
+      sends: ["exports"],
+    },
+    recursion: {
+      allow: true,
+      why:
+        "An export's bundle is written one time slice (EXPORT_SLICE_SECONDS) per message, so a " +
+        "workspace of any size fits: a slice that does not finish sends the same message again " +
+        "to carry on from the export's checkpoint.",
+      bound:
+        "The workspace's records: every message writes at least one part of EXPORT_PART_BYTES " +
+        "and moves the checkpoint forward, and the chain ends when the bundle is complete or the " +
+        "export fails on its message's last delivery.",
+    },
+    load: () => import("./export-worker.js"),
   },
 ];
 

@@ -3,7 +3,7 @@ import { webhooksServices } from "../lib/compose/webhooks-api.js";
 import { loadConfig } from "../lib/config.js";
 import { createServiceApp } from "../lib/http/app.js";
 import { invocation } from "../lib/invocation.js";
-import { webhooksApi } from "../lib/webhooks/api.js";
+import { webhooksRoutes } from "../lib/webhooks/routes.js";
 
 const services = webhooksServices(loadConfig());
 
@@ -11,7 +11,7 @@ const services = webhooksServices(loadConfig());
 export const app = createServiceApp({
   ...services.guards,
   modules: [
-    webhooksApi({
+    webhooksRoutes({
       endpoints: services.endpoints,
       queue: services.stores.webhooksQueue,
       allowPrivate: services.config.ALLOW_PRIVATE_URLS,

@@ -40,6 +40,13 @@ const fields = z.object({
   CRAWL_QUEUE_URL: z.string().url(),
   CHECKS_QUEUE_URL: z.string().url(),
   WEBHOOKS_QUEUE_URL: z.string().url(),
+  /** Set wherever the exports run (the stack and the local runtime set every queue's URL). */
+  EXPORTS_QUEUE_URL: z.string().url().optional(),
+  /**
+   * The KMS key (id, ARN or alias) under which webhook signing secrets are sealed
+   * (lib/store/keys.ts). The stack sets its key's ARN; the local runtime its own key's.
+   */
+  DATA_KEY_ID: z.string().min(1).optional(),
   /** Local development and tests only: lets URL sources, crawls and checks reach private hosts. */
   ALLOW_PRIVATE_URLS: flag,
   /** Browser origins allowed to call the API: none by default, `*` for any. */
@@ -104,6 +111,16 @@ const fields = z.object({
   QUOTA_UPLOAD_BYTES_PER_DAY: positiveInt(1024 * 1024 * 1024),
   QUOTA_MODEL_CALLS_PER_DAY: positiveInt(2_000),
   QUOTA_COMPETITOR_CHECKS_PER_DAY: positiveInt(500),
+  QUOTA_EXPORTS_PER_DAY: positiveInt(10),
+  /** How long an export's download link works. */
+  EXPORT_URL_TTL_SECONDS: z.coerce.number().int().positive().max(3600).default(600),
+  /**
+   * Bytes of an export bundle the worker writes as one part (S3 takes parts of 5 MiB and more, the
+   * last one excepted), and the work one invocation does before it hands the rest to its next
+   * message (docs/decisions/0006-workspace-export.md).
+   */
+  EXPORT_PART_BYTES: positiveInt(8 * 1024 * 1024),
+  EXPORT_SLICE_SECONDS: z.coerce.number().int().min(0).default(600),
   /** Largest file accepted by the presigned upload, in bytes (multipart bodies take 4 MiB). */
   MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024),
   /** How long a presigned upload URL can be used. */
@@ -148,4 +165,5 @@ export const quotaLimits = (config: Config) => ({
   upload_bytes: config.QUOTA_UPLOAD_BYTES_PER_DAY,
   model_calls: config.QUOTA_MODEL_CALLS_PER_DAY,
   competitor_checks: config.QUOTA_COMPETITOR_CHECKS_PER_DAY,
+  exports: config.QUOTA_EXPORTS_PER_DAY,
 });

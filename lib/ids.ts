@@ -13,6 +13,8 @@ export const ID_PREFIXES = {
   webhook: "wh",
   /** A webhook event: its `webhook-id`, the same on every attempt. */
   message: "msg",
+  /** An export of a workspace's data (`POST /api/export`). */
+  export: "exp",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

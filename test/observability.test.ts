@@ -60,15 +60,22 @@ describe("observability", () => {
     // just after the source is marked indexed).
     await vi.waitFor(() => {
       const mine = lines.filter((line) => line.correlation_id === requestId);
+      // Each line names the function of the manifest that wrote it, though the local runtime
+      // runs them all in one process.
       expect(mine).toContainEqual(
-        expect.objectContaining({ message: "request", method: "POST", requestId }),
+        expect.objectContaining({
+          message: "request",
+          method: "POST",
+          requestId,
+          function_name: "knowledge-api",
+        }),
       );
       expect(mine).toContainEqual(
         expect.objectContaining({
           message: "message handled",
           outcome: "indexed",
           // The Lambda context the worker was invoked with.
-          function_name: expect.any(String),
+          function_name: "index-worker",
           function_request_id: expect.any(String),
           cold_start: expect.any(Boolean),
         }),

@@ -2,7 +2,7 @@ import { loadConfig } from "../../lib/config.js";
 import { LiveSources } from "../../lib/knowledge/retrieval/live-sources.js";
 import { IndexRetriever } from "../../lib/knowledge/retrieval/retrieval.js";
 import { Sources } from "../../lib/knowledge/sources/sources.js";
-import { createSearchIndex } from "../../lib/search/config.js";
+import { createSearchIndex } from "../../lib/search/index.js";
 import { startBareServer } from "../api/bare-server.js";
 import { apiCases, type Case, warmUp } from "../api/cases.js";
 import { seedThroughApi } from "../api/seed.js";

@@ -2,7 +2,7 @@ import { loadConfig, MAX_RECEIVE_COUNT } from "../../lib/config.js";
 import { type ChunkingOptions, chunkText } from "../../lib/knowledge/indexing/chunking.js";
 import { Indexer, textLoader } from "../../lib/knowledge/indexing/indexer.js";
 import { Sources } from "../../lib/knowledge/sources/sources.js";
-import { createSearchIndex } from "../../lib/search/config.js";
+import { createSearchIndex } from "../../lib/search/index.js";
 import type { IndexMessage } from "../../lib/store/queue.js";
 import { Corpus } from "../core/corpus.js";
 import type { BenchContext, Figure, Row, Workspace } from "../core/figure.js";

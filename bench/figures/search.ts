@@ -8,8 +8,7 @@ import { IndexRetriever, type Retriever } from "../../lib/knowledge/retrieval/re
 import type { Embedder } from "../../lib/llm/embeddings.js";
 import { createLlm } from "../../lib/llm/provider.js";
 import { loadLlmSettings } from "../../lib/llm/settings.js";
-import { createSearchIndex } from "../../lib/search/config.js";
-import { tokenize } from "../../lib/search/terms.js";
+import { createSearchIndex, tokenize } from "../../lib/search/index.js";
 import { FakeOpenAI } from "../../test/support/fake-openai.js";
 import { Corpus } from "../core/corpus.js";
 import type { BenchContext, Figure, Row } from "../core/figure.js";

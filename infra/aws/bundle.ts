@@ -1,10 +1,11 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   copyFileSync,
   cpSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -13,6 +14,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
+import { promisify } from "node:util";
 import { type BuildOptions, build, type Plugin } from "esbuild";
 import { apiFunctions, queueWorkers, scheduledFunctions } from "../../functions/manifest.js";
 import { VIEWER_FILE, viewerSource } from "../../lib/http/docs.js";
@@ -131,12 +133,28 @@ function resolvePackage(dir: string, name: string): string | undefined {
   return undefined;
 }
 
-const NATIVE_CACHE = join(REPO_ROOT, "node_modules", ".cache", "kb-intel-lambda");
+/**
+ * Where the native packages for the functions' platform that npm did not install on this machine
+ * are kept once fetched (`dir`), and the lockfile that pins their version and integrity.
+ */
+export interface PlatformCache {
+  dir: string;
+  lockfile: string;
+}
+
+/** This checkout's: `node_modules/.cache/kb-intel-lambda`, pinned by `package-lock.json`. */
+export const PLATFORM_CACHE: PlatformCache = {
+  dir: join(REPO_ROOT, "node_modules", ".cache", "kb-intel-lambda"),
+  lockfile: join(REPO_ROOT, "package-lock.json"),
+};
 
 /** The lockfile's entry of a top-level package: its version, integrity and platform. */
-function pinned(name: string): (PackageJson & { integrity?: string }) | undefined {
+function pinned(
+  name: string,
+  lockfile = PLATFORM_CACHE.lockfile,
+): (PackageJson & { integrity?: string }) | undefined {
   const lock = readJson<{ packages: Record<string, PackageJson & { integrity?: string }> }>(
-    join(REPO_ROOT, "package-lock.json"),
+    lockfile,
   );
   return lock.packages[`node_modules/${name}`];
 }
@@ -152,41 +170,61 @@ function npmFailure(error: unknown): string {
 
 /**
  * A native package for the functions' platform that npm did not install on this machine (it
- * installs the binaries of the machine it runs on): fetched once at the version and integrity
- * the lockfile pins, then kept in `node_modules/.cache`. `npm install` fetches it (the
- * `postinstall` script, `fetch-platform-packages.ts`), so a synth needs no network; a synth
- * fetches it only if that could not. Answers its folder and whether it was fetched now.
+ * installs the binaries of the machine it runs on, and `npm install` fetches nothing for a
+ * deploy): fetched by the first bundle that needs it, at the version and integrity the lockfile
+ * pins, with one line saying so, then kept in the cache for every later synth. Answers its folder
+ * and whether it was fetched now.
  */
-function platformPackage(name: string, cache = NATIVE_CACHE): { dir: string; fetched: boolean } {
-  const pin = pinned(name);
-  if (!pin?.integrity) throw new Error(`${name} is not in package-lock.json`);
+async function platformPackage(
+  name: string,
+  cache: PlatformCache,
+): Promise<{ dir: string; fetched: boolean }> {
+  const pin = pinned(name, cache.lockfile);
+  if (!pin?.integrity) throw new Error(`${name} is not in ${basename(cache.lockfile)}`);
   const spec = `${name}@${pin.version}`;
-  const dir = join(cache, spec);
+  const dir = join(cache.dir, spec);
   if (existsSync(join(dir, "package.json"))) return { dir, fetched: false };
-  mkdirSync(cache, { recursive: true });
-  let packed: string;
+  const shown = cache.dir.startsWith(REPO_ROOT + sep) ? relative(REPO_ROOT, cache.dir) : cache.dir;
+  console.error(
+    `kb-intel: fetching ${spec}, the functions' linux-arm64 build that npm does not install on ` +
+      `this machine, into ${shown} (once: later synths reuse it)`,
+  );
+  mkdirSync(cache.dir, { recursive: true });
+  // Fetched and unpacked in a folder of its own, renamed into place when complete: an
+  // interrupted fetch never looks complete, and two synths at once do not mix their files.
+  const work = mkdtempSync(join(cache.dir, ".fetch-"));
   try {
-    packed = execFileSync("npm", ["pack", spec, "--prefer-offline", "--loglevel=error"], {
-      cwd: cache,
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-  } catch (error) {
-    throw new Error(`could not fetch ${spec} (npm pack: ${npmFailure(error)})`);
+    let packed: string;
+    try {
+      ({ stdout: packed } = await promisify(execFile)(
+        "npm",
+        ["pack", spec, "--prefer-offline", "--loglevel=error"],
+        { cwd: work, encoding: "utf8" },
+      ));
+    } catch (error) {
+      throw new Error(
+        `could not fetch ${spec} for the functions' platform (npm pack: ${npmFailure(error)}); ` +
+          "the first synth needs the npm registry once",
+      );
+    }
+    const tarball = join(work, packed.trim());
+    const [algorithm, digest] = pin.integrity.split("-") as [string, string];
+    if (createHash(algorithm).update(readFileSync(tarball)).digest("base64") !== digest) {
+      throw new Error(`${spec} does not match ${basename(cache.lockfile)}'s integrity`);
+    }
+    const unpacked = join(work, "package");
+    mkdirSync(unpacked);
+    execFileSync("tar", ["-xzf", tarball, "-C", unpacked, "--strip-components=1"]);
+    mkdirSync(dirname(dir), { recursive: true });
+    try {
+      renameSync(unpacked, dir);
+    } catch (error) {
+      // Another synth put it in place first: theirs is the same package.
+      if (!existsSync(join(dir, "package.json"))) throw error;
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
-  const tarball = join(cache, packed.trim());
-  const [algorithm, digest] = pin.integrity.split("-") as [string, string];
-  if (createHash(algorithm).update(readFileSync(tarball)).digest("base64") !== digest) {
-    rmSync(tarball);
-    throw new Error(`${spec} does not match package-lock.json's integrity`);
-  }
-  // Unpacked aside and renamed into place, so an interrupted unpack never looks complete.
-  const partial = `${dir}.partial`;
-  rmSync(partial, { recursive: true, force: true });
-  mkdirSync(partial, { recursive: true });
-  execFileSync("tar", ["-xzf", tarball, "-C", partial, "--strip-components=1"]);
-  rmSync(tarball);
-  renameSync(partial, dir);
   return { dir, fetched: true };
 }
 
@@ -233,12 +271,20 @@ function nodeModulesOf(packages: string[]): NodeModules {
 /**
  * Where `packages` and everything they depend on (`nodeModulesOf`) come from, and their paths
  * under a function's `node_modules`; a package nested in another's node_modules comes with it.
+ * The platform packages come from `cache`, fetched into it if they are not there yet.
  */
-function nodeModulesCopies(packages: string[]): Array<{ from: string; to: string }> {
+async function nodeModulesCopies(
+  packages: string[],
+  cache: PlatformCache,
+): Promise<Array<{ from: string; to: string }>> {
   const { installed, platform } = nodeModulesOf(packages);
   const top = join(REPO_ROOT, "node_modules");
+  const fetched = [];
+  for (const name of platform) {
+    fetched.push({ from: (await platformPackage(name, cache)).dir, to: name });
+  }
   return [
-    ...[...platform].map((name) => ({ from: platformPackage(name).dir, to: name })),
+    ...fetched,
     ...[...installed]
       .map((source) => ({ from: source, to: relative(top, source) }))
       .filter(({ to }) => !to.split(sep).includes("node_modules")),
@@ -249,8 +295,8 @@ function nodeModulesCopies(packages: string[]): Array<{ from: string; to: string
 const copied = (file: string) => !file.includes(`${sep}.bin`);
 
 /** Copies `nodeModulesCopies` into `{dir}/node_modules`, at exactly the installed versions. */
-function copyNodeModules(packages: string[], dir: string) {
-  for (const { from, to } of nodeModulesCopies(packages)) {
+async function copyNodeModules(packages: string[], dir: string, cache: PlatformCache) {
+  for (const { from, to } of await nodeModulesCopies(packages, cache)) {
     cpSync(from, join(dir, "node_modules", to), { recursive: true, filter: copied });
   }
 }
@@ -259,9 +305,12 @@ function copyNodeModules(packages: string[], dir: string) {
  * The bytes `packages` add beside a function's bundle (`copyNodeModules`), without copying them:
  * Lambda counts them in its 250 MB limit on a function's unzipped code.
  */
-export function nodeModulesBytes(packages: string[]): number {
+export async function nodeModulesBytes(
+  packages: string[],
+  cache = PLATFORM_CACHE,
+): Promise<number> {
   let total = 0;
-  for (const { from } of nodeModulesCopies(packages)) {
+  for (const { from } of await nodeModulesCopies(packages, cache)) {
     for (const entry of readdirSync(from, { withFileTypes: true, recursive: true })) {
       const file = join(entry.parentPath, entry.name);
       if (entry.isFile() && copied(file)) total += statSync(file).size;
@@ -280,9 +329,16 @@ export function missingPlatformPackages(): string[] {
   return [...new Set(FUNCTIONS.flatMap((fn) => [...nodeModulesOf(fn.nodeModules ?? []).platform]))];
 }
 
-/** Fetches every missing platform package into `cache`; answers those it had to fetch. */
-export function fetchPlatformPackages(cache = NATIVE_CACHE): string[] {
-  return missingPlatformPackages().filter((name) => platformPackage(name, cache).fetched);
+/**
+ * Fetches every missing platform package into `cache` now rather than at the first bundle that
+ * needs it; answers those it had to fetch.
+ */
+export async function fetchPlatformPackages(cache = PLATFORM_CACHE): Promise<string[]> {
+  const fetched: string[] = [];
+  for (const name of missingPlatformPackages()) {
+    if ((await platformPackage(name, cache)).fetched) fetched.push(name);
+  }
+  return fetched;
 }
 
 /**
@@ -306,12 +362,14 @@ async function buildInto(dir: string, options: BuildOptions) {
 
 /**
  * Bundles one function into `{outRoot}/{name}/index.mjs`. Its `nodeModules` are copied next to
- * it from this checkout, unless `installNodeModules` is false (tests that only read the template).
+ * it from this checkout, the platform packages npm did not install from `cache` (fetched into it
+ * at first use), unless `installNodeModules` is false (tests that only read the template).
  */
 export async function bundleFunction(
   request: BundleRequest,
   outRoot: string,
   installNodeModules = true,
+  cache = PLATFORM_CACHE,
 ): Promise<BundleResult> {
   const dir = join(outRoot, request.name);
   rmSync(dir, { recursive: true, force: true });
@@ -334,7 +392,7 @@ export async function bundleFunction(
   }
   if (modules.length > 0 && installNodeModules) {
     writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
-    copyNodeModules(modules, dir);
+    await copyNodeModules(modules, dir, cache);
   }
   return {
     name: request.name,
@@ -348,10 +406,11 @@ export async function bundleFunction(
 export async function bundleAll(
   outRoot: string,
   installNodeModules = true,
+  cache = PLATFORM_CACHE,
 ): Promise<Map<string, BundleResult>> {
   const results = new Map<string, BundleResult>();
   for (const fn of FUNCTIONS) {
-    results.set(fn.name, await bundleFunction(fn, outRoot, installNodeModules));
+    results.set(fn.name, await bundleFunction(fn, outRoot, installNodeModules, cache));
   }
   return results;
 }

@@ -11,7 +11,45 @@ import { CONFIG_KEYS, loadConfig } from "../../lib/config.js";
 export const SETTINGS_FILE = join(import.meta.dirname, "settings.json");
 
 /** Settings of the deploy itself, not passed wholesale to the functions. */
-const DEPLOY_KEYS = ["LLM_API_KEY_SECRET", "ALARM_EMAIL", "CORS_ORIGINS"] as const;
+const DEPLOY_KEYS = [
+  "LLM_API_KEY_SECRET",
+  "ALARM_EMAIL",
+  "CORS_ORIGINS",
+  "STAGE",
+  "API_THROTTLE_RATE",
+  "API_THROTTLE_BURST",
+  "WAF_RATE_LIMIT",
+  "WAF_ANONYMOUS_RATE_LIMIT",
+] as const;
+
+/**
+ * A stage names one deploy of the stack (`dev`, `prod`, ...): it is in the stack's name and in
+ * every name the stack sets, so several stages live side by side in one account and region.
+ */
+const STAGE = /^[a-z][a-z0-9-]{0,15}$/;
+
+/** Numeric deploy settings: their bounds, and what each is. */
+const LIMITS = {
+  API_THROTTLE_RATE: { min: 1, max: 10_000, what: "requests per second across the API's stage" },
+  API_THROTTLE_BURST: { min: 1, max: 5_000, what: "burst of requests above the stage's rate" },
+  // AWS WAF's rate-based rules count from 10 requests per evaluation window.
+  WAF_RATE_LIMIT: { min: 10, max: 2_000_000_000, what: "requests per address per 5 minutes" },
+  WAF_ANONYMOUS_RATE_LIMIT: {
+    min: 10,
+    max: 2_000_000_000,
+    what: "requests without a bearer key per address per 5 minutes",
+  },
+} as const;
+
+/** What a deploy gets for the settings the file leaves out. */
+const DEFAULTS: Record<keyof typeof LIMITS, number> = {
+  API_THROTTLE_RATE: 100,
+  API_THROTTLE_BURST: 200,
+  // A workspace's own limit (RATE_LIMIT_PER_MINUTE, 600) for 5 minutes, from one address.
+  WAF_RATE_LIMIT: 3_000,
+  // A page of the console or the docs is a few requests; a script without a key is refused.
+  WAF_ANONYMOUS_RATE_LIMIT: 300,
+};
 
 /**
  * Service variables the stack decides: its resources' names, the key (a secret, never a setting),
@@ -41,6 +79,12 @@ export interface DeploySettings {
   alarmEmail: string | undefined;
   /** Browser origins allowed to call the API (`*` for any); none by default. */
   corsOrigins: string[];
+  /** The deploy's stage (`-c stage=prod`): in the stack's name and every name the stack sets. */
+  stage: string;
+  /** API Gateway's throttle of the whole stage: requests per second, and the burst above. */
+  throttle: { rateLimit: number; burstLimit: number };
+  /** AWS WAF's rate-based rules, per source address over 5 minutes: any request, and those without a key. */
+  waf: { rateLimit: number; anonymousRateLimit: number };
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -62,7 +106,9 @@ export function deploySettings(
     ["infra/aws/settings.json", file],
     ["context", overrides],
   ] as const) {
-    for (const [key, value] of Object.entries(values)) {
+    for (const [given, value] of Object.entries(values)) {
+      // `-c stage=prod` reads as CDK's own flags do.
+      const key = source === "context" && given === "stage" ? "STAGE" : given;
       if (source === "context" && !known.has(key)) continue; // CDK's own context keys
       if (!known.has(key)) {
         throw new Error(
@@ -94,11 +140,38 @@ export function deploySettings(
   if (alarmEmail && !EMAIL.test(alarmEmail)) {
     throw new Error(`ALARM_EMAIL: ${alarmEmail} is not an e-mail address`);
   }
+  const stage = merged.STAGE?.trim() || "dev";
+  if (!STAGE.test(stage)) {
+    throw new Error(
+      `STAGE: ${stage} is not a stage name (a lower-case letter, then up to 15 of a-z, 0-9, -)`,
+    );
+  }
+  const limit = (key: keyof typeof LIMITS) => {
+    const text = merged[key]?.trim();
+    if (!text) return DEFAULTS[key];
+    const value = Number(text);
+    const { min, max, what } = LIMITS[key];
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new Error(`${key}: ${text} is not a whole number of ${what} from ${min} to ${max}`);
+    }
+    return value;
+  };
+  const throttle = {
+    rateLimit: limit("API_THROTTLE_RATE"),
+    burstLimit: limit("API_THROTTLE_BURST"),
+  };
+  const waf = {
+    rateLimit: limit("WAF_RATE_LIMIT"),
+    anonymousRateLimit: limit("WAF_ANONYMOUS_RATE_LIMIT"),
+  };
   return {
     service,
     modelKeySecret: merged.LLM_API_KEY_SECRET?.trim() || undefined,
     alarmEmail,
     corsOrigins,
+    stage,
+    throttle,
+    waf,
   };
 }
 

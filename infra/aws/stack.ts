@@ -6,8 +6,9 @@ import type { Construct } from "constructs";
 import { apiFunctions } from "../../functions/manifest.js";
 import { UPLOAD_NOTIFICATION_FILTER } from "../../lib/knowledge/uploads/files.js";
 import { Api } from "./constructs/api.js";
+import { Deployments } from "./constructs/deployments.js";
 import type { ModelKeySecret } from "./constructs/grants.js";
-import { Monitoring } from "./constructs/monitoring.js";
+import { apiLatencyP95Ms, Monitoring, nearTimeoutMs } from "./constructs/monitoring.js";
 import { WorkQueues } from "./constructs/queues.js";
 import { Schedules } from "./constructs/schedules.js";
 import { ServiceFunction } from "./constructs/service-function.js";
@@ -15,7 +16,12 @@ import { Storage } from "./constructs/storage.js";
 import { Workers } from "./constructs/workers.js";
 import type { DeploySettings } from "./settings.js";
 
-/** The whole service: storage, queues, API functions behind API Gateway, workers and alarms. */
+/**
+ * The whole service: storage, queues, API functions behind API Gateway and AWS WAF, workers,
+ * gradual deploys and alarms. One deploy of it is a stage (`-c stage=prod`): the stack is named
+ * `KbIntel-<stage>`, and every name it sets starts with `kb-intel-<stage>`, so stages share an
+ * account and a region; every other name is CloudFormation's, unique by construction.
+ */
 export interface KbIntelStackProps extends StackProps {
   /** Folders of the bundled functions by name, from `bundleAll` in `infra/aws/bundle.ts`. */
   bundles: Map<string, { dir: string }>;
@@ -25,8 +31,9 @@ export interface KbIntelStackProps extends StackProps {
 
 export class KbIntelStack extends Stack {
   constructor(scope: Construct, id: string, props: KbIntelStackProps) {
-    super(scope, id, props);
+    super(scope, id, { ...props, stackName: props.stackName ?? `KbIntel-${props.settings.stage}` });
     const { settings } = props;
+    const prefix = `kb-intel-${settings.stage}`;
     const bundleDir = (name: string) => {
       const bundle = props.bundles.get(name);
       if (!bundle) throw new Error(`Function ${name} was not bundled`);
@@ -67,19 +74,40 @@ export class KbIntelStack extends Stack {
     });
     const api = new Api(this, "Http", {
       functions,
-      throttle: { rateLimit: 100, burstLimit: 200 },
+      name: prefix,
+      throttle: settings.throttle,
+      waf: settings.waf,
       corsOrigins: settings.corsOrigins,
     });
     const workers = new Workers(this, "Workers", context);
     const schedules = new Schedules(this, "Schedules", context);
 
+    // Scheduled functions run on $LATEST: a run is one invocation, with nothing to shift.
+    new Deployments(this, "Deploys", {
+      prefix,
+      functions: [
+        ...functions.map(({ spec, fn }) => ({
+          name: spec.name,
+          fn,
+          latency: { statistic: "p95", thresholdMs: apiLatencyP95Ms(spec.name) },
+        })),
+        ...[...workers.functions].map(([name, fn]) => ({
+          name,
+          fn,
+          latency: { statistic: "p99", thresholdMs: nearTimeoutMs(fn) },
+        })),
+      ],
+    });
+
     new Monitoring(this, "Monitoring", {
+      prefix,
       api: api.restApi,
-      functions: new Map([
-        ...functions.map(({ spec, fn }) => [spec.name, fn] as const),
-        ...workers.functions,
-        ...schedules.functions,
-      ]),
+      apiThrottled: api.throttled,
+      firewall: api.firewall,
+      apiFunctions: new Map(functions.map(({ spec, fn }) => [spec.name, fn] as const)),
+      workers: workers.functions,
+      scheduled: schedules.functions,
+      table: storage.table,
       workQueues: queues.watched(),
       deadLetterQueues: new Map<string, Queue>([
         ...queues.deadLetterQueues,

@@ -10,6 +10,15 @@ export interface DefaultWorkspace {
 }
 
 /**
+ * Forgets the default workspace when it is the one erased (`npm run workspace -- delete`): the
+ * marker names it, and the next start creates a new one. Answers whether it did.
+ */
+export async function forgetDefaultWorkspace(table: Table, workspaceId: string): Promise<boolean> {
+  const marker = await table.get<Item & { workspaceId: string }>(MARKER.pk, MARKER.sk);
+  return marker?.workspaceId === workspaceId && (await table.delete(MARKER.pk, MARKER.sk));
+}
+
+/**
  * The local runtime's default workspace. With `apiKey`, that key is registered for it
  * (idempotently); without one, a key is created on the very first start only.
  */

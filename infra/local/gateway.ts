@@ -4,6 +4,8 @@ import type { CorsOrigins } from "../../lib/config.js";
 import type { ErrorBody } from "../../lib/errors.js";
 import { type AppEnv, createServiceApp, pathMatcher, type ServiceApp } from "../../lib/http/app.js";
 import { corsHeaders } from "../../lib/http/cors.js";
+import { withFunctionContext } from "../../lib/log.js";
+import { lambdaContext } from "./lambda-context.js";
 
 /** API Gateway's own limit on a request's payload (10 MB), which it applies before any function. */
 const API_GATEWAY_PAYLOAD_LIMIT = 10 * 1024 * 1024;
@@ -38,6 +40,13 @@ function tooLarge(limit: number, headers: Record<string, string>): Response {
   return closing(Response.json(body, { status: 413, headers }));
 }
 
+/** An API function of the manifest: its name, its app, and its memory (1024 MB unless given). */
+export interface FunctionApp {
+  name: string;
+  app: ServiceApp;
+  memoryMb?: number | undefined;
+}
+
 export interface GatewayOptions {
   /** API Gateway's payload limit, lower in tests. */
   maxBodyBytes?: number;
@@ -55,12 +64,18 @@ export interface GatewayOptions {
  * route's own limit (lib/http/app.ts) refuses a larger declared length without reading and cuts a
  * streamed body as it arrives; and a body the function did not read to its end (refused, or cut)
  * closes the connection after the answer instead of being read off the wire.
+ *
+ * Each request to a named function runs as one invocation of it, as Lambda would: what it logs
+ * carries that function's name and a request id of its own (`withFunctionContext`, lib/log.ts).
  */
 export function localGateway(
-  apps: ServiceApp[],
+  apps: Array<FunctionApp | ServiceApp>,
   { maxBodyBytes = API_GATEWAY_PAYLOAD_LIMIT, corsOrigins = [] }: GatewayOptions = {},
 ) {
-  const owners = apps.map((app) => ({ app, match: pathMatcher(app) }));
+  const owners = apps.map((fn) => {
+    const owner: Partial<FunctionApp> & { app: ServiceApp } = "fetch" in fn ? { app: fn } : fn;
+    return { ...owner, match: pathMatcher(owner.app) };
+  });
   // Owns no route, so it only ever answers 404; there is nothing behind it to authenticate for.
   const fallback = createServiceApp({ authenticate: noAuth, corsOrigins, modules: [] });
   return {
@@ -69,16 +84,21 @@ export function localGateway(
         return tooLarge(maxBodyBytes, corsHeaders(corsOrigins, request.headers.get("origin")));
       }
       const path = new URL(request.url).pathname;
-      let owner = fallback;
+      let owner: Partial<FunctionApp> & { app: ServiceApp } = { app: fallback };
       let best = -1;
       for (const candidate of owners) {
         const { specificity } = candidate.match(path);
         if (specificity > best) {
           best = specificity;
-          owner = candidate.app;
+          owner = candidate;
         }
       }
-      const response = await owner.fetch(request, env);
+      const { app, name, memoryMb } = owner;
+      const response = await (name
+        ? withFunctionContext(lambdaContext(name, undefined, memoryMb), () =>
+            app.fetch(request, env),
+          )
+        : app.fetch(request, env));
       return env?.incoming && !env.incoming.complete ? closing(response) : response;
     },
   };

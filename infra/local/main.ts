@@ -1,10 +1,12 @@
+import "./process-defaults.js";
 import { z } from "zod";
 import { loadConfig } from "../../lib/config.js";
-import { logger } from "../../lib/log.js";
+import { printReadableLines } from "../../lib/log.js";
 import { startLocal } from "./runtime.js";
 
-// The Lambdas run Node 22; locally Node 20 is supported, so the SDK's upgrade notice is noise here.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+// For a person at a terminal: one line per request and per worker invocation (lib/log.ts); the
+// functions log Powertools' JSON on AWS.
+printReadableLines();
 
 /** Start-up problems are one line naming the setting, never a stack trace. */
 function cannotStart(message: string): never {
@@ -85,7 +87,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
-    logger.info("stopping", { signal });
+    process.stdout.write(`Stopping (${signal})\n`);
     runtime.close().then(
       () => process.exit(0),
       () => process.exit(1),

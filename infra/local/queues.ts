@@ -4,8 +4,15 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname } from "node:path";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import { logger } from "../../lib/log.js";
+import { logger, withFunctionContext, withLogKeys } from "../../lib/log.js";
 import { lambdaContext } from "./lambda-context.js";
+import {
+  invocationsOf,
+  invocationTrace,
+  MAX_RECURSIVE_INVOCATIONS,
+  traceInvocations,
+  withTraceHeader,
+} from "./lineage.js";
 
 /**
  * SQS for the local runtime: an endpoint that speaks the SQS JSON protocol (SendMessage,
@@ -18,6 +25,12 @@ import { lambdaContext } from "./lambda-context.js";
  * before it is delivered, so a message that kills the process still reaches its dead-letter list
  * after its attempts. Writes are group commits: changes made while one write runs all go to disk
  * with the next.
+ *
+ * Like Lambda, the driver stops recursive loops (lineage.ts): a message keeps the trace header it
+ * was sent with (`X-Amzn-Trace-Id`, SQS's `AWSTraceHeader`), each delivery runs with the trace
+ * header of its chain, one invocation longer, and a message whose chain already ran the consuming
+ * function MAX_RECURSIVE_INVOCATIONS times goes to the dead-letter list instead of the function,
+ * counted as `RecursiveInvocationsDropped`, unless the consumer's RecursiveLoop is Allow.
  */
 
 export type SqsHandler = (
@@ -32,14 +45,23 @@ interface Message {
   sentAt: number;
   availableAt: number;
   inFlight: boolean;
+  /** The X-Ray trace header it was sent with: SQS's `AWSTraceHeader`, with the chain's lineage. */
+  traceHeader?: string;
 }
+
+/** Lambda's setting for a function that its own messages invoke again and again. */
+export type RecursiveLoop = "Allow" | "Terminate";
 
 interface QueueState {
   handler?: SqsHandler;
+  /** The worker function that consumes the queue, as its invocations are named. */
+  functionName?: string;
+  memoryMb?: number;
   batchSize: number;
   concurrency: number;
   /** A delivery that takes longer has failed (the Lambda's timeout); its handler is left behind. */
   timeoutMs: number;
+  recursiveLoop: () => RecursiveLoop;
   running: number;
   pending: Message[];
   dead: Message[];
@@ -49,6 +71,22 @@ export interface ConsumeOptions {
   batchSize?: number;
   concurrency?: number;
   timeoutMs?: number;
+  /** The consuming function's name in the manifest (its invocations' context); the queue's otherwise. */
+  functionName?: string;
+  memoryMb?: number;
+  /**
+   * Whether the function may run on in a chain of its own messages past Lambda's limit: asked
+   * before each delivery, as Lambda applies a changed setting to the invocations that follow.
+   * Terminate (Lambda's default) when absent.
+   */
+  recursiveLoop?: () => RecursiveLoop;
+}
+
+/** For one function: its longest chain of invocations, and the messages Lambda's guard dropped. */
+export interface RecursionCount {
+  longestChain: number;
+  /** Lambda's `RecursiveInvocationsDropped` metric. */
+  dropped: number;
 }
 
 export interface LocalQueuesOptions {
@@ -62,8 +100,28 @@ export interface LocalQueuesOptions {
 
 const md5 = (text: string) => createHash("md5").update(text).digest("hex");
 
+/** The system attributes a sender may set on a message (SQS takes only `AWSTraceHeader`). */
+type SystemAttributes = Record<string, { StringValue?: string } | undefined>;
+
+/** A message's trace header: the one its sender set as a system attribute, else the request's. */
+const traceHeaderOf = (attributes: SystemAttributes | undefined, requestHeader?: string) =>
+  attributes?.AWSTraceHeader?.StringValue ?? requestHeader;
+
+/** The correlation id a worker reads from a message (lib/store/queue.ts): its own, else its id. */
+function correlationOf(message: Message): string {
+  try {
+    const { correlationId } = JSON.parse(message.body) as { correlationId?: unknown };
+    if (typeof correlationId === "string") return correlationId;
+  } catch {
+    // Not JSON: the message's id, as a worker would.
+  }
+  return message.messageId;
+}
+
 /** A delivery's time limit when the consumer sets none: the longest a Lambda may run. */
 const LAMBDA_MAX_TIMEOUT_MS = 15 * 60_000;
+
+const terminate = (): RecursiveLoop => "Terminate";
 
 export class LocalQueues {
   private readonly queues = new Map<string, QueueState>();
@@ -77,11 +135,14 @@ export class LocalQueues {
   private closed = false;
   private saved = false;
   private readonly idleWaiters: Array<() => void> = [];
+  private readonly settledWaiters: Array<(next: number | undefined) => void> = [];
+  private readonly recursions = new Map<string, RecursionCount>();
 
   constructor(private readonly options: LocalQueuesOptions) {}
 
   /** Loads saved messages and starts the SQS endpoint; answers its URL. */
   async start(): Promise<string> {
+    traceInvocations();
     if (this.options.stateFile) {
       await mkdir(dirname(this.options.stateFile), { recursive: true });
       try {
@@ -107,9 +168,11 @@ export class LocalQueues {
       const parts: Buffer[] = [];
       req.on("data", (part: Buffer) => parts.push(part));
       req.on("end", async () => {
+        const traceHeader = req.headers["x-amzn-trace-id"];
         const [status, body] = await this.call(
           String(req.headers["x-amz-target"] ?? ""),
           Buffer.concat(parts).toString("utf8"),
+          typeof traceHeader === "string" ? traceHeader : undefined,
         );
         res.writeHead(status, { "content-type": "application/x-amz-json-1.0" });
         res.end(JSON.stringify(body));
@@ -144,11 +207,18 @@ export class LocalQueues {
     queue.batchSize = options.batchSize ?? 10;
     queue.concurrency = options.concurrency ?? 2;
     queue.timeoutMs = options.timeoutMs ?? LAMBDA_MAX_TIMEOUT_MS;
+    queue.functionName = options.functionName;
+    queue.memoryMb = options.memoryMb;
+    queue.recursiveLoop = options.recursiveLoop ?? terminate;
     this.schedule();
   }
 
-  /** Queues a message; it reaches the disk with the next write (SendMessage waits for that write). */
-  send(name: string, body: string, delaySeconds = 0): string {
+  /**
+   * Queues a message; it reaches the disk with the next write (SendMessage waits for that write).
+   * `traceHeader` is the sender's X-Ray trace header; none starts a chain (an API request, a
+   * schedule, a bucket notification).
+   */
+  send(name: string, body: string, delaySeconds = 0, traceHeader?: string): string {
     const message: Message = {
       messageId: randomUUID(),
       body,
@@ -156,6 +226,7 @@ export class LocalQueues {
       sentAt: Date.now(),
       availableAt: Date.now() + delaySeconds * 1000,
       inFlight: false,
+      ...(traceHeader ? { traceHeader } : {}),
     };
     this.queue(name).pending.push(message);
     this.changed();
@@ -186,6 +257,26 @@ export class LocalQueues {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /**
+   * For tests that move the clock by hand: resolves once no delivery runs in any consumed queue
+   * and none can start, with the time the next delayed message becomes available (undefined: none
+   * is left). After the clock moved, `wake` delivers what became available.
+   */
+  settled(): Promise<number | undefined> {
+    if (this.isSettled()) return Promise.resolve(this.nextAvailable(Date.now()));
+    return new Promise((resolve) => this.settledWaiters.push(resolve));
+  }
+
+  /** Delivers the messages that are available now (after a test moved the clock). */
+  wake(): void {
+    this.schedule();
+  }
+
+  /** A function's longest chain of invocations so far, and the messages its guard dropped. */
+  recursion(functionName: string): RecursionCount {
+    return { ...(this.recursions.get(functionName) ?? { longestChain: 0, dropped: 0 }) };
+  }
+
   /** Stops deliveries and the endpoint (answering requests under way), then saves a last time. */
   async close(): Promise<void> {
     this.closed = true;
@@ -204,6 +295,7 @@ export class LocalQueues {
         batchSize: 10,
         concurrency: 2,
         timeoutMs: LAMBDA_MAX_TIMEOUT_MS,
+        recursiveLoop: terminate,
         running: 0,
         pending: [],
         dead: [],
@@ -219,14 +311,86 @@ export class LocalQueues {
     );
   }
 
+  /** No delivery runs and none can start: what is left waits for its time. */
+  private isSettled(): boolean {
+    const now = Date.now();
+    return [...this.queues.values()].every(
+      (q) =>
+        !q.handler ||
+        (q.running === 0 && q.pending.every((m) => m.inFlight || m.availableAt > now)),
+    );
+  }
+
+  /** When the next delayed message of a consumed queue becomes available, if one waits. */
+  private nextAvailable(now: number): number | undefined {
+    let next = Number.POSITIVE_INFINITY;
+    for (const queue of this.queues.values()) {
+      if (!queue.handler) continue;
+      for (const m of queue.pending) {
+        if (!m.inFlight && m.availableAt > now) next = Math.min(next, m.availableAt);
+      }
+    }
+    return next === Number.POSITIVE_INFINITY ? undefined : next;
+  }
+
+  private recursionOf(functionName: string): RecursionCount {
+    let count = this.recursions.get(functionName);
+    if (!count) {
+      count = { longestChain: 0, dropped: 0 };
+      this.recursions.set(functionName, count);
+    }
+    return count;
+  }
+
+  /**
+   * Lambda's recursive loop detection: a message whose chain ran the consuming function
+   * MAX_RECURSIVE_INVOCATIONS times already is not delivered; it goes to the dead-letter list, as
+   * Lambda sends it to the queue's dead-letter queue, counted and logged, unless the function's
+   * RecursiveLoop is Allow. Answers whether it dropped any.
+   */
+  private stopLoops(name: string, queue: QueueState, now: number): boolean {
+    if (queue.recursiveLoop() === "Allow") return false;
+    const functionName = queue.functionName ?? name;
+    const looping = queue.pending.filter(
+      (m) =>
+        !m.inFlight &&
+        m.availableAt <= now &&
+        invocationsOf(m.traceHeader, functionName) >= MAX_RECURSIVE_INVOCATIONS,
+    );
+    for (const m of looping) {
+      queue.pending.splice(queue.pending.indexOf(m), 1);
+      queue.dead.push(m);
+      this.recursionOf(functionName).dropped++;
+      withLogKeys({ function_name: functionName }, () =>
+        logger.warn("recursive loop stopped: RecursiveInvocationsDropped", {
+          metric: "RecursiveInvocationsDropped",
+          queue: name,
+          messageId: m.messageId,
+          invocations: invocationsOf(m.traceHeader, functionName),
+        }),
+      );
+    }
+    return looping.length > 0;
+  }
+
   /** Answers one SQS request; a request that changes the queues is answered once that is on disk. */
-  private async call(target: string, raw: string): Promise<[number, unknown]> {
+  private async call(
+    target: string,
+    raw: string,
+    traceHeader: string | undefined,
+  ): Promise<[number, unknown]> {
     const action = target.replace(/^AmazonSQS\./, "");
     let input: {
       QueueUrl?: string;
       MessageBody?: string;
       DelaySeconds?: number;
-      Entries?: Array<{ Id: string; MessageBody: string; DelaySeconds?: number }>;
+      MessageSystemAttributes?: SystemAttributes;
+      Entries?: Array<{
+        Id: string;
+        MessageBody: string;
+        DelaySeconds?: number;
+        MessageSystemAttributes?: SystemAttributes;
+      }>;
       SourceArn?: string;
     };
     try {
@@ -244,12 +408,22 @@ export class LocalQueues {
     }
     let answer: unknown;
     if (action === "SendMessage" && typeof input.MessageBody === "string") {
-      const messageId = this.send(name, input.MessageBody, input.DelaySeconds ?? 0);
+      const messageId = this.send(
+        name,
+        input.MessageBody,
+        input.DelaySeconds ?? 0,
+        traceHeaderOf(input.MessageSystemAttributes, traceHeader),
+      );
       answer = { MessageId: messageId, MD5OfMessageBody: md5(input.MessageBody) };
     } else if (action === "SendMessageBatch" && Array.isArray(input.Entries)) {
       const successful = input.Entries.map((e) => ({
         Id: e.Id,
-        MessageId: this.send(name, e.MessageBody, e.DelaySeconds ?? 0),
+        MessageId: this.send(
+          name,
+          e.MessageBody,
+          e.DelaySeconds ?? 0,
+          traceHeaderOf(e.MessageSystemAttributes, traceHeader),
+        ),
         MD5OfMessageBody: md5(e.MessageBody),
       }));
       answer = { Successful: successful, Failed: [] };
@@ -338,9 +512,10 @@ export class LocalQueues {
     if (this.closed || !this.endpoint) return;
     clearTimeout(this.timer);
     const now = Date.now();
-    let next = Number.POSITIVE_INFINITY;
+    let dropped = false;
     for (const [name, queue] of this.queues) {
       if (!queue.handler) continue;
+      if (this.stopLoops(name, queue, now)) dropped = true;
       while (queue.running < queue.concurrency) {
         const ready = queue.pending.filter((m) => !m.inFlight && m.availableAt <= now);
         const batch = ready.slice(0, queue.batchSize);
@@ -352,15 +527,49 @@ export class LocalQueues {
         queue.running++;
         void this.deliver(name, queue, batch);
       }
-      for (const m of queue.pending) if (!m.inFlight) next = Math.min(next, m.availableAt);
     }
-    if (next !== Number.POSITIVE_INFINITY) {
+    if (dropped) {
+      this.persist().catch((err) => logger.error("queue state could not be saved", { error: err }));
+    }
+    // Messages available now wait for a running delivery to end, which schedules again.
+    const next = this.nextAvailable(now);
+    if (next !== undefined) {
       this.timer = setTimeout(() => this.schedule(), Math.max(0, next - Date.now()));
     }
     if (this.isIdle()) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    if (this.isSettled()) {
+      const after = this.nextAvailable(Date.now());
+      for (const resolve of this.settledWaiters.splice(0)) resolve(after);
+    }
   }
 
-  private async deliver(name: string, queue: QueueState, batch: Message[]) {
+  /**
+   * One invocation of the queue's worker with `batch`, as Lambda's event source mapping makes it:
+   * everything it logs carries the function's context (`withFunctionContext`), and one line says
+   * how it ended (the records, how many failed, how long it took, their correlation ids).
+   */
+  private deliver(name: string, queue: QueueState, batch: Message[]) {
+    const functionName = queue.functionName ?? name;
+    const context = lambdaContext(functionName, queue.timeoutMs, queue.memoryMb);
+    const trace = invocationTrace(
+      batch.map((m) => m.traceHeader),
+      functionName,
+    );
+    const count = this.recursionOf(functionName);
+    count.longestChain = Math.max(count.longestChain, trace.invocations);
+    return withFunctionContext(context, () =>
+      this.invoke(name, queue, batch, context, trace.traceHeader),
+    );
+  }
+
+  private async invoke(
+    name: string,
+    queue: QueueState,
+    batch: Message[],
+    context: Context,
+    traceHeader: string,
+  ) {
+    const started = performance.now();
     const records: SQSRecord[] = batch.map((m) => ({
       messageId: m.messageId,
       receiptHandle: m.messageId,
@@ -370,6 +579,7 @@ export class LocalQueues {
         SentTimestamp: String(m.sentAt),
         SenderId: "local",
         ApproximateFirstReceiveTimestamp: String(Date.now()),
+        ...(m.traceHeader ? { AWSTraceHeader: m.traceHeader } : {}),
       },
       messageAttributes: {},
       md5OfBody: md5(m.body),
@@ -389,10 +599,11 @@ export class LocalQueues {
         );
       });
       const handler = queue.handler as SqsHandler;
-      const response = await Promise.race([
-        handler({ Records: records }, lambdaContext(name, queue.timeoutMs)),
-        timedOut,
-      ]);
+      // The SDK clients of the handler send the invocation's trace header with every request.
+      const invoked = withTraceHeader(traceHeader, context.awsRequestId, () =>
+        handler({ Records: records }, context),
+      );
+      const response = await Promise.race([invoked, timedOut]);
       failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (err) {
       logger.warn("worker batch failed", { queue: name, error: err });
@@ -400,6 +611,12 @@ export class LocalQueues {
     } finally {
       clearTimeout(timer);
     }
+    logger.info("invocation", {
+      records: batch.length,
+      failed: failed.size,
+      durationMs: Math.round(performance.now() - started),
+      correlationIds: batch.map((m) => correlationOf(m)),
+    });
     const retryDelay = this.options.retryDelayMs ?? 1000;
     for (const m of batch) {
       m.inFlight = false;

@@ -19,6 +19,7 @@ import { createStores } from "../../lib/store/clients.js";
 import { ensureDefaultWorkspace } from "./bootstrap.js";
 import { ensureTable, startDynamo, startS3 } from "./emulators.js";
 import { localGateway } from "./gateway.js";
+import { LOCAL_KEY, LocalKms, localKeyFile } from "./keys.js";
 import { LocalQueues, type SqsHandler } from "./queues.js";
 import { LocalScheduler } from "./scheduler.js";
 
@@ -88,6 +89,9 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     retryDelayMs: options.retryDelayMs ?? 1000,
   });
   const sqsEndpoint = await queues.start();
+  // The KMS key of webhook secrets: its master key beside the data, or in memory without it.
+  const kms = new LocalKms(options.dataDir ? { keyFile: localKeyFile(options.dataDir) } : {});
+  const kmsEndpoint = await kms.start();
   // The bucket notifies the uploads queue of presigned uploads, as the stack configures on AWS.
   const { prefix, suffix } = UPLOAD_NOTIFICATION_FILTER;
   const s3 = await startS3(dir("s3"), [BUCKET_NAME], (event) => {
@@ -107,6 +111,8 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
     AWS_ENDPOINT_URL_S3: s3.endpoint,
     AWS_ENDPOINT_URL_SQS: sqsEndpoint,
+    AWS_ENDPOINT_URL_KMS: kmsEndpoint,
+    DATA_KEY_ID: LOCAL_KEY.alias,
     TABLE_NAME,
     BUCKET_NAME,
     S3_FORCE_PATH_STYLE: "true",
@@ -119,7 +125,13 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   });
   await ensureTable(new DynamoDBClient({}), TABLE_NAME);
 
-  const apps = await Promise.all(apiFunctions.map(async (fn) => (await fn.load()).app));
+  const apps = await Promise.all(
+    apiFunctions.map(async (fn) => ({
+      name: fn.name,
+      app: (await fn.load()).app,
+      memoryMb: fn.memoryMb,
+    })),
+  );
   const scheduler = new LocalScheduler();
   for (const fn of scheduledFunctions)
     scheduler.add(fn.name, cronOf(fn), (await fn.load()).handler);
@@ -139,12 +151,17 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     server.once("error", reject);
   });
   // Messages left from the last run are delivered only now, in the background: one that hangs or
-  // crashes the process cannot keep the server from listening.
+  // crashes the process cannot keep the server from listening. A worker runs in a loop of its own
+  // messages past Lambda's limit only when its manifest entry declares `recursion`, read before
+  // each delivery (RecursiveLoop: Allow on AWS).
   for (const { worker, handler } of workers) {
     queues.consume(worker.queue, asyncHandler(handler), {
       batchSize: worker.batchSize,
       concurrency: Math.min(worker.maxConcurrency, 2),
       timeoutMs: worker.timeoutSeconds * 1000,
+      functionName: worker.name,
+      memoryMb: worker.memoryMb,
+      recursiveLoop: () => (worker.recursion?.allow ? "Allow" : "Terminate"),
     });
   }
   const address = server.address();
@@ -172,7 +189,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       if (stateFile) await rm(stateFile, { force: true });
       await queues.close();
-      await Promise.all([dynamo.close(), s3.close()]);
+      await Promise.all([dynamo.close(), s3.close(), kms.close()]);
       if (!options.dataDir) await rm(searchDir, { recursive: true, force: true });
     },
   };

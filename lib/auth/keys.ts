@@ -156,6 +156,35 @@ export class KeyStore {
     return true;
   }
 
+  /** Every key of a workspace, revoked ones included. */
+  async keysOf(workspaceId: string): Promise<KeyInfo[]> {
+    return (await this.listKeys()).filter((key) => key.workspaceId === workspaceId);
+  }
+
+  /**
+   * Deletes a key for good (erasing its workspace); false when there is no such key. The key's
+   * own item goes first: its listing is the only way to find it, so a run cut short between the
+   * two leaves the listing, and the next run finds the key through it.
+   */
+  async deleteKey(keyId: string): Promise<boolean> {
+    const listing = await this.table.get<KeyItem>("KEYS", keyId);
+    if (!listing) return false;
+    await this.table.delete(`KEY#${listing.hash}`, "KEY");
+    this.cache?.delete(listing.hash);
+    await this.table.delete("KEYS", keyId);
+    return true;
+  }
+
+  /** Takes a workspace off the list of workspaces: the last step of erasing it. */
+  async forgetWorkspace(id: string): Promise<void> {
+    await this.table.delete("WORKSPACES", id);
+  }
+
+  /** Whether the list of workspaces still names the workspace. */
+  async isListed(id: string): Promise<boolean> {
+    return (await this.table.get("WORKSPACES", id)) !== undefined;
+  }
+
   /** The workspace a key belongs to, or null for unknown, revoked or malformed keys. */
   async verify(key: string): Promise<string | null> {
     if (!isWellFormedKey(key)) return null;

@@ -11,8 +11,8 @@ import { homepageCandidates } from "./domain.js";
 import { detailsOf, type EventDraft, type Events } from "./events.js";
 import { type AtsApis, PUBLIC_ATS_APIS } from "./extract/ats.js";
 import { observe } from "./observe.js";
-import { type PageReader, pageReader } from "./reader.js";
-import { CrawlSession } from "./session.js";
+import { type PageReader, pageReader } from "./page-reader.js";
+import { CheckSession } from "./session.js";
 import { severityOf } from "./severity.js";
 import {
   type Facts,
@@ -144,7 +144,7 @@ export class Checker {
 
   private async run(item: CompetitorItem, deadline: number): Promise<CheckResult> {
     const { competitors, snapshots, limits } = this.deps;
-    const session = new CrawlSession(this.deps.fetcher, { ...limits, deadline, pace: this.pace });
+    const session = new CheckSession(this.deps.fetcher, { ...limits, deadline, pace: this.pace });
     const observation = await observe(
       { session, read: this.deps.reader ?? pageReader() },
       homepageCandidates(item),

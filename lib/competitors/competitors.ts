@@ -1,5 +1,6 @@
 import { conflict, notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
+import { type Condition, equals, lessThan } from "../store/conditions.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 import { normalizeDomain } from "./domain.js";
 import type { Section } from "./sections.js";
@@ -62,6 +63,15 @@ const indexKey = (workspaceId: string, id: string) => `${workspaceId}#${id}`;
 
 /** A claim whose competitor never got written (a create that died halfway) is freed after this. */
 const STALE_CLAIM_MS = 60_000;
+
+/** The domain claim is still the given competitor's: what taking over a stale claim requires. */
+const claimedBy = (competitorId: string): Condition => equals("competitorId", competitorId);
+
+/** No check holds the competitor: its lease (epoch ms) ended before `now`. */
+const leaseOver = (now: number): Condition => lessThan("checkLeaseUntil", now);
+
+/** The lease is still the one a check took (`until`): no other check took over since. */
+const leaseHeld = (until: number): Condition => equals("checkLeaseUntil", until);
 
 export function toPublic(item: CompetitorItem): Competitor {
   return {
@@ -158,7 +168,7 @@ export class Competitors {
         key.pk,
         key.sk,
         { competitorId: id, claimedAt: now },
-        { expression: "competitorId = :old", values: { ":old": claim.competitorId } },
+        claimedBy(claim.competitorId),
       );
       if (taken) return;
     }
@@ -214,7 +224,7 @@ export class Competitors {
         wsKey(workspaceId),
         competitorKey(id),
         { checkLeaseUntil: until },
-        { expression: "checkLeaseUntil < :now", values: { ":now": now } },
+        leaseOver(now),
       ));
     if (item) return item;
     await this.get(workspaceId, id);
@@ -243,7 +253,7 @@ export class Competitors {
       item.pk,
       item.sk,
       { ...fields, checkLeaseUntil: 0 },
-      { expression: "checkLeaseUntil = :mine", values: { ":mine": item.checkLeaseUntil } },
+      leaseHeld(item.checkLeaseUntil),
     );
   }
 }

@@ -1,9 +1,9 @@
 import { ExtractionError } from "../web/page.js";
+import type { Readings, Role } from "./document-roles.js";
 import { type AtsApis, type AtsBoard, boardApiUrl, parseBoard } from "./extract/ats.js";
 import { postsFromSitemap } from "./extract/content.js";
-import type { PageReader } from "./reader.js";
-import type { Readings, Role } from "./reading.js";
-import type { CrawlSession, FetchedResource } from "./session.js";
+import type { PageReader } from "./page-reader.js";
+import type { CheckSession, FetchedResource } from "./session.js";
 import type { Facts } from "./snapshot.js";
 
 export type Observation =
@@ -12,7 +12,7 @@ export type Observation =
 
 /** One check's way to the site: its requests (the session), and where what they fetch is read. */
 export interface Visit {
-  session: CrawlSession;
+  session: CheckSession;
   read: PageReader;
 }
 
@@ -188,7 +188,7 @@ async function readHomepage(
 /**
  * Reads a competitor's site: the homepage, then its pricing, careers and blog pages (found from
  * the homepage's links, with the usual paths as fallbacks) in parallel. Every page, feed and
- * sitemap is read in the sandbox (reader.ts), never on the caller's thread. Sections whose page is
+ * sitemap is read in the sandbox (page-reader.ts), never on the caller's thread. Sections whose page is
  * missing or unreadable are left out; only an unreadable homepage fails the observation.
  */
 export async function observe(

@@ -7,7 +7,7 @@ import { Checker, type CheckLimits } from "./check.js";
 import { Competitors } from "./competitors.js";
 import { Events } from "./events.js";
 import type { AtsApis } from "./extract/ats.js";
-import type { PageReader } from "./reader.js";
+import type { PageReader } from "./page-reader.js";
 import { Snapshots } from "./snapshot.js";
 
 export interface CompetitorServiceDeps {

@@ -59,7 +59,7 @@ function failure(url: string, err: unknown): Failure {
  * at a time per host with a gap between them), read once per check, within a budget of requests
  * and time so an API-triggered check answers within the gateway's limit.
  */
-export class CrawlSession {
+export class CheckSession {
   private fetches = 0;
   private readonly web: PoliteSession;
 

@@ -1,6 +1,6 @@
 import type { BriefWriter } from "../competitors/brief.js";
 import type { Config } from "../config.js";
-import { BrandProfiles } from "../intel/brand.js";
+import { BrandProfiles } from "../intel/brand/profiles.js";
 import { modelBriefWriter } from "../intel/competitor-brief.js";
 import type { Quotas } from "../limits/quotas.js";
 import type { Table } from "../store/table.js";

@@ -1,7 +1,7 @@
 import { API_CHECK_LIMITS } from "../competitors/check.js";
 import { createCompetitorServices } from "../competitors/services.js";
 import type { Config } from "../config.js";
-import { apiBase } from "./api.js";
+import { apiBase } from "./api-base.js";
 import { briefWriterOf } from "./briefs.js";
 import { fetcherOf } from "./fetcher.js";
 import { webhookEventsOf } from "./webhook-events.js";

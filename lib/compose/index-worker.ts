@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import { fileLoader } from "../knowledge/indexing/file-loader.js";
 import { Indexer, textLoader } from "../knowledge/indexing/indexer.js";
 import { urlLoader, urlRefresher } from "../knowledge/indexing/url-loader.js";
-import { createSearchIndex } from "../search/config.js";
+import { createSearchIndex } from "../search/index.js";
 import { createStores } from "../store/clients.js";
 import { fetcherOf } from "./fetcher.js";
 import { llmOf } from "./llm.js";

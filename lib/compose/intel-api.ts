@@ -2,12 +2,12 @@ import { Competitors } from "../competitors/competitors.js";
 import { Events } from "../competitors/events.js";
 import { Snapshots } from "../competitors/snapshot.js";
 import type { Config } from "../config.js";
-import { Artifacts } from "../intel/artifacts.js";
-import { BrandProfiles } from "../intel/brand.js";
-import { GroundedChat } from "../intel/chat.js";
+import { Artifacts } from "../intel/artifacts/artifacts.js";
+import { BrandProfiles } from "../intel/brand/profiles.js";
+import { GroundedChat } from "../intel/chat/grounded-chat.js";
 import { CompetitorIntel } from "../intel/competitor-context.js";
-import { IntelGenerator } from "../intel/generate.js";
-import { apiBase } from "./api.js";
+import { IntelGenerator } from "../intel/generate/generator.js";
+import { apiBase } from "./api-base.js";
 import { llmOf } from "./llm.js";
 import { retrieverOf } from "./retriever.js";
 

@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import { Crawls } from "../knowledge/crawl/crawls.js";
 import { Sources } from "../knowledge/sources/sources.js";
 import { Uploads, uploadSettings } from "../knowledge/uploads/uploads.js";
-import { apiBase } from "./api.js";
+import { apiBase } from "./api-base.js";
 import { llmOf } from "./llm.js";
 import { retrieverOf } from "./retriever.js";
 import { webhookEventsOf } from "./webhook-events.js";

@@ -1,9 +1,14 @@
 import type { Config } from "../config.js";
+import { createDataKeys } from "../store/clients.js";
 import { WebhookEndpoints } from "../webhooks/endpoints.js";
-import { apiBase } from "./api.js";
+import { apiBase } from "./api-base.js";
 
-/** webhooks-api: endpoints, their delivery logs and test events; the stores alone. */
+/** webhooks-api: endpoints, their delivery logs and test events; the stores and the KMS key. */
 export function webhooksServices(config: Config) {
   const shared = apiBase(config);
-  return { ...shared, endpoints: new WebhookEndpoints(shared.stores.table) };
+  // Seals each new endpoint's secret under the KMS key (GenerateDataKey; it never decrypts).
+  return {
+    ...shared,
+    endpoints: new WebhookEndpoints(shared.stores.table, createDataKeys(config)),
+  };
 }

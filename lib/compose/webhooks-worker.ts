@@ -1,5 +1,5 @@
 import type { Config } from "../config.js";
-import { createStores } from "../store/clients.js";
+import { createDataKeys, createStores } from "../store/clients.js";
 import { WebhookDeliverer } from "../webhooks/delivery.js";
 import { WebhookEndpoints } from "../webhooks/endpoints.js";
 import { fetcherOf } from "./fetcher.js";
@@ -8,7 +8,8 @@ import { fetcherOf } from "./fetcher.js";
 export function webhooksWorkerServices(config: Config) {
   const stores = createStores(config);
   return new WebhookDeliverer({
-    endpoints: new WebhookEndpoints(stores.table),
+    // Opens each endpoint's secret to sign with it (KMS Decrypt, its data keys cached briefly).
+    endpoints: new WebhookEndpoints(stores.table, createDataKeys(config)),
     queue: stores.webhooksQueue,
     poster: fetcherOf(config),
     retrySeconds: config.WEBHOOK_RETRY_SECONDS,

@@ -18,14 +18,25 @@ export interface ConsoleAssets {
   css: string;
 }
 
-export async function buildConsole(): Promise<ConsoleAssets> {
+export interface ConsoleBuild extends ConsoleAssets {
+  /** The files the script is bundled from, relative to the working directory. */
+  inputs: string[];
+}
+
+export async function buildConsole(): Promise<ConsoleBuild> {
   const common = { bundle: true, minify: true, write: false, legalComments: "none" } as const;
   const [js, css] = await Promise.all([
-    build({ ...common, entryPoints: [join(APP, "main.ts")], format: "esm", target: "es2022" }),
+    build({
+      ...common,
+      entryPoints: [join(APP, "main.ts")],
+      format: "esm",
+      target: "es2022",
+      metafile: true,
+    }),
     build({ ...common, entryPoints: [join(APP, "styles.css")] }),
   ]);
   const text = (result: typeof js) => result.outputFiles[0]?.text ?? "";
-  return { js: text(js), css: text(css) };
+  return { js: text(js), css: text(css), inputs: Object.keys(js.metafile.inputs) };
 }
 
 /** The generated module's source. */

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from "node:worker_threads";
-import type { Readings, ReadJob, Role } from "../competitors/reading.js";
+import type { Readings, ReadJob, Role } from "../competitors/document-roles.js";
 import type { Chunk, ChunkingOptions } from "../knowledge/indexing/chunking.js";
 import { type ExtractedPage, ExtractionError, type PageJob } from "../web/page.js";
 import { ParseError } from "./errors.js";
@@ -10,7 +10,7 @@ import { type ParseJob, runParser } from "./parsers.js";
  * task's modules, says "ready", then runs each request it is sent, one at a time, and posts a
  * reply. The tasks: parsing a file (parsers.ts), reading a web page (lib/web/readable.ts, with
  * jsdom, so only page threads load jsdom) and reading a competitor's page, feed or sitemap into
- * the plain facts a check keeps (lib/competitors/reading.ts, with htmlparser2), and chunking a
+ * the plain facts a check keeps (lib/competitors/document-roles.ts, with htmlparser2), and chunking a
  * source's text for indexing (a megabyte of tiny sentences takes about a second). A refusal
  * (ParseError, ExtractionError) is a reply; any other error escapes as the thread's `error` event:
  * a bug or an outage, not bad content, and the thread is discarded.
@@ -39,7 +39,7 @@ async function prepare(task: keyof SandboxTasks): Promise<unknown> {
     case "extract":
       return import("../web/readable.js");
     case "observe":
-      return import("../competitors/reading.js");
+      return import("../competitors/document-roles.js");
     case "chunk":
       return import("../knowledge/indexing/chunking.js");
   }
@@ -52,7 +52,7 @@ async function perform(request: SandboxRequest): Promise<unknown> {
     case "extract":
       return (await import("../web/readable.js")).readPage(request.input);
     case "observe":
-      return (await import("../competitors/reading.js")).readDocument(request.input);
+      return (await import("../competitors/document-roles.js")).readDocument(request.input);
     case "chunk": {
       const { text, options } = request.input;
       return (await import("../knowledge/indexing/chunking.js")).chunkDocument(text, options);

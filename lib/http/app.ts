@@ -6,11 +6,17 @@ import { HTTPException } from "hono/http-exception";
 import type { CorsOrigins } from "../config.js";
 import { DomainError, invalid } from "../errors.js";
 import { logger, withLogKeys } from "../log.js";
+import { redactError } from "../redact.js";
 import { cors } from "./cors.js";
 import { domainErrorResponse, errorResponse } from "./errors.js";
 
 export interface AppEnv {
-  Variables: { requestId: string; workspaceId: string };
+  Variables: {
+    requestId: string;
+    workspaceId: string;
+    /** What an idempotent replay answers instead of this answer (`keepForReplay`). */
+    replayBody?: string;
+  };
   /**
    * Set by hono/aws-lambda on AWS (`path` is the full path, stage included); empty or
    * node-server bindings locally.
@@ -279,7 +285,7 @@ export function createServiceApp({
     const known = toDomainError(err);
     if (known) return domainErrorResponse(c, known);
     const requestId = c.get("requestId");
-    logger.error("unhandled error", { requestId, error: err });
+    logger.error("unhandled error", { requestId, error: redactError(err) });
     return errorResponse(c, {
       code: "internal_error",
       message: "Something went wrong on our side; quote the request id when reporting it",

@@ -3,6 +3,7 @@ import type { RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { DomainError } from "../errors.js";
 import { logger } from "../log.js";
+import { and, atMost, type Condition, equals, or } from "../store/conditions.js";
 import { type Item, type Table, wsKey } from "../store/table.js";
 import type { AppEnv, Module } from "./app.js";
 import { IdempotencyHeaders } from "./schemas.js";
@@ -40,6 +41,16 @@ export type Claim =
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /**
+ * A key a request with `fingerprint` may claim at `now` (epoch seconds): its window is over, or
+ * the same request holds it running but stopped answering.
+ */
+const free = (now: number, fingerprint: string): Condition =>
+  or(
+    atMost("expiresAt", now),
+    and(equals("state", "running"), atMost("heldUntil", now), equals("fingerprint", fingerprint)),
+  );
+
+/**
  * Idempotency keys in the table, one item per workspace and key (the key hashed), each written
  * with one conditional write: the first request claims the key, a retry finds the first answer.
  */
@@ -71,17 +82,7 @@ export class IdempotencyKeys {
           expiresAt: now + IDEMPOTENCY_WINDOW_SECONDS,
         },
         remove: ["status", "body", "contentType"],
-        condition: {
-          expression:
-            "#expiresAt <= :now OR (#state = :running AND #heldUntil <= :now AND #fingerprint = :fingerprint)",
-          names: {
-            "#expiresAt": "expiresAt",
-            "#state": "state",
-            "#heldUntil": "heldUntil",
-            "#fingerprint": "fingerprint",
-          },
-          values: { ":now": now, ":running": "running", ":fingerprint": fingerprint },
-        },
+        condition: free(now, fingerprint),
       });
       if (claimed) return { kind: "claimed", holder };
       const found = await this.table.get<KeyItem>(pk, sk);
@@ -106,12 +107,8 @@ export class IdempotencyKeys {
     await this.table.delete(pk, sk, this.heldBy(holder));
   }
 
-  private heldBy(holder: string) {
-    return {
-      expression: "#holder = :holder",
-      names: { "#holder": "holder" },
-      values: { ":holder": holder },
-    };
+  private heldBy(holder: string): Condition {
+    return equals("holder", holder);
   }
 }
 
@@ -142,6 +139,16 @@ const replay = (answer: StoredAnswer) =>
     headers: { "Content-Type": answer.contentType, "Idempotent-Replayed": "true" },
   });
 
+/**
+ * Has an idempotent replay of this request answer `body` (JSON) instead of the answer itself:
+ * for an answer that shows something once only, such as a webhook's signing secret, which a
+ * replay must not show again (nor keep in the table for the key's 24 hours). The status and
+ * content type stay the answer's.
+ */
+export function keepForReplay(c: Context<AppEnv>, body: unknown): void {
+  c.set("replayBody", JSON.stringify(body));
+}
+
 const isKey = (key: string) => IdempotencyHeaders.shape["idempotency-key"].safeParse(key).success;
 
 /** The routes of modules that declare the `Idempotency-Key` header, as `METHOD path` patterns. */
@@ -159,7 +166,8 @@ function idempotentRoutes(modules: Module[]): Array<{ method: string; path: RegE
 /**
  * Makes the create routes safe to retry: a request with an `Idempotency-Key` claims the key for
  * its workspace; a 2xx answer is kept for 24 hours and given again to a request with the same
- * key and body (`Idempotent-Replayed: true`), any other answer lets the key go. The same key
+ * key and body (`Idempotent-Replayed: true`), less what the route showed once only
+ * (`keepForReplay`); any other answer lets the key go. The same key
  * with another body or route is a 422, and while the first request is being answered a 409.
  */
 export function idempotentCreates(
@@ -197,7 +205,7 @@ export function idempotentCreates(
       if (res.status >= 200 && res.status < 300) {
         await keys.complete(workspaceId, key, claim.holder, {
           status: res.status,
-          body: await res.clone().text(),
+          body: c.get("replayBody") ?? (await res.clone().text()),
           contentType: res.headers.get("content-type") ?? "application/json",
         });
       } else {

@@ -2,7 +2,7 @@ import type { BriefInput, BriefWriter } from "../competitors/brief.js";
 import { detailsOf } from "../competitors/events.js";
 import type { Quotas } from "../limits/quotas.js";
 import type { LlmClient } from "../llm/client.js";
-import type { BrandProfiles } from "./brand.js";
+import type { BrandProfiles } from "./brand/profiles.js";
 import { brandSection, PromptData } from "./prompts.js";
 
 export interface BriefWriterDeps {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { SearchResult } from "../knowledge/retrieval/retrieval.js";
-import type { BrandProfile } from "./brand.js";
+import type { BrandProfile } from "./brand/profiles.js";
 
 /**
  * Untrusted text (retrieved chunks, page content, profile fields) enters prompts only inside

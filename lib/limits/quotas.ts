@@ -1,5 +1,6 @@
 import { DomainError } from "../errors.js";
 import { count } from "../metrics.js";
+import { and, type Condition, equals, missing } from "../store/conditions.js";
 import { type Item, type Table, wsKey } from "../store/table.js";
 
 /** The costly kinds of work each workspace may do a limited amount of per day (UTC). */
@@ -8,6 +9,7 @@ export const QUOTA_KINDS = [
   "upload_bytes",
   "model_calls",
   "competitor_checks",
+  "exports",
 ] as const;
 export type QuotaKind = (typeof QUOTA_KINDS)[number];
 
@@ -18,6 +20,7 @@ const DESCRIPTIONS: Record<QuotaKind, string> = {
   upload_bytes: "uploaded bytes",
   model_calls: "model calls",
   competitor_checks: "competitor checks",
+  exports: "workspace exports",
 };
 
 /**
@@ -124,30 +127,39 @@ export class Quotas {
 }
 
 /**
+ * The condition that a record still carries `charge`, not refunded yet: what marking it refunded
+ * is conditioned on, so a charge is returned once.
+ */
+export const stillCharged = (charge: QuotaCharge): Condition =>
+  and(
+    equals("quota.day", charge.day),
+    equals("quota.kind", charge.kind),
+    missing("quota.refunded"),
+  );
+
+/**
+ * Marks a record's charge refunded (`refunded`: its new `quota`) under `condition`: done by the
+ * record's own writer, the only code that writes the record. False when the condition failed.
+ */
+export type MarkRefunded = (refunded: QuotaCharge, condition: Condition) => Promise<boolean>;
+
+/**
  * Gives `unused` (at most the whole charge) back to the day's counter the record's charge came
- * from, once per charge: the record is first marked refunded under the condition that it was not,
- * then the counter goes down by a conditional decrement that never takes it below zero. A crash
- * between the two writes loses the refund rather than paying it twice. Answers what was returned.
+ * from, once per charge: the record is first marked refunded (by `mark`) under the condition that
+ * it was not, then the counter goes down by a conditional decrement that never takes it below
+ * zero. A crash between the two writes loses the refund rather than paying it twice. Answers what
+ * was returned.
  */
 export async function refundUnused(
   table: Table,
   record: ChargedItem,
   unused: number,
+  mark: MarkRefunded,
 ): Promise<number> {
   const charge = record.quota;
   const amount = charge ? Math.min(unused, charge.amount) : 0;
   if (!charge || amount <= 0) return 0;
-  const marked = await table.update(
-    record.pk,
-    record.sk,
-    { quota: { ...charge, refunded: amount } },
-    {
-      expression: "#q.#day = :day AND #q.#kind = :kind AND attribute_not_exists(#q.#refunded)",
-      names: { "#q": "quota", "#day": "day", "#kind": "kind", "#refunded": "refunded" },
-      values: { ":day": charge.day, ":kind": charge.kind },
-    },
-  );
-  if (!marked) return 0;
+  if (!(await mark({ ...charge, refunded: amount }, stillCharged(charge)))) return 0;
   const counter = counterKey(charge.day, charge.kind);
   return (await table.decrement(wsKey(record.workspaceId), counter, COUNTER_FIELD, amount))
     ? amount

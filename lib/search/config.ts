@@ -2,7 +2,7 @@ import type { Config } from "../config.js";
 import type { Table } from "../store/table.js";
 import { DynamoWriterLock } from "../store/writer-lock.js";
 import type { S3Endpoint, SearchLocation } from "./engine.js";
-import { SearchIndex } from "./index.js";
+import { SearchIndex } from "./search-index.js";
 
 /**
  * Where a configuration keeps its search index: `SEARCH_INDEX_URI`, or `s3://<bucket>/search`.

@@ -2,8 +2,9 @@ import { createRequire } from "node:module";
 import type { Connection, Table as LanceTable } from "@lancedb/lancedb";
 
 /**
- * LanceDB, loaded on first use. The package is a native module of about 190 MB and takes about
- * half a second to import: code paths that never search or index (most functions) never pay it.
+ * LanceDB, loaded on first use. The package is a large native module (its size per function:
+ * docs/decisions/0001-search-engine.md) and takes about half a second to import: code paths that
+ * never search or index (most functions) never pay it.
  */
 
 type Lance = typeof import("@lancedb/lancedb");

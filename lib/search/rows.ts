@@ -5,7 +5,7 @@ import { indexedTerms } from "./terms.js";
  * What the index stores: the search module's own row types, independent of the knowledge domain
  * that feeds it. Each workspace has two tables of chunks (text, searched lexically): `chunks`, the
  * bulk of them, and `recent_chunks`, those written since it was last folded into `chunks` (see
- * `SearchIndex`); and one `vectors_<space>` table per embedding space, so spaces never mix and
+ * `writeChunks`); and one `vectors_<space>` table per embedding space, so spaces never mix and
  * lexical search needs no embeddings.
  */
 
@@ -56,6 +56,10 @@ export const SPACES_TABLE = "spaces";
 /** The full-text indexes: the words of the text and of the heading, each its own index. */
 export const TEXT_TERMS = "terms";
 export const HEADING_TERMS = "heading_terms";
+export const INDEXED_COLUMNS = [TEXT_TERMS, HEADING_TERMS] as const;
+
+/** The name of a column's index (`id_idx`, `terms_idx`, `vector_idx`, …). */
+export const indexName = (column: string) => `${column}_idx`;
 
 export interface ChunkRow {
   /** `${source_id}#${chunk_index}` */

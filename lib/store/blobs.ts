@@ -1,15 +1,22 @@
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
   CopyObjectCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  ListObjectVersionsCommand,
   NoSuchKey,
   NotFound,
   PutObjectCommand,
   type S3Client,
+  UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import { createPresignedPost } from "@aws-sdk/s3-presigned-post";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 
 /** What identifies one stored version of an object: a reader that must see that version checks it. */
 export interface StoredObject {
@@ -45,6 +52,22 @@ const isMissing = (err: unknown) =>
   err instanceof NoSuchKey ||
   err instanceof NotFound ||
   (err as { name?: string }).name === "NotFound";
+
+/** A part of a multipart upload, as completing the upload names it. */
+export interface UploadedPart {
+  partNumber: number;
+  etag: string;
+}
+
+/**
+ * A store that does not keep versions or list unfinished uploads answers these (the S3 emulator);
+ * S3 itself implements both.
+ */
+const unsupported = (err: unknown) =>
+  ["NotImplemented", "MethodNotAllowed"].includes((err as { name?: string }).name ?? "");
+
+/** One object version or delete marker to remove, by key and version id. */
+type VersionKey = { Key: string; VersionId?: string | undefined };
 
 /**
  * Objects of the service's one bucket. Every key names its workspace: `ws/{workspaceId}/`, or
@@ -195,5 +218,166 @@ export class Blobs {
 
   async deletePrefix(prefix: string): Promise<void> {
     await this.delete(await this.list(prefix));
+  }
+
+  /** A URL that downloads the object for `expiresInSeconds`, as an attachment named `fileName`. */
+  presignGet(key: string, expiresInSeconds: number, fileName: string): Promise<string> {
+    return getSignedUrl(
+      this.s3,
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ResponseContentDisposition: `attachment; filename="${fileName.replace(/["\\]/g, "")}"`,
+      }),
+      { expiresIn: expiresInSeconds },
+    );
+  }
+
+  /**
+   * Starts an object written in parts (`uploadPart`, then `completeUpload`); answers the upload's
+   * id. Every part but the last must hold at least 5 MiB on S3. Parts of an upload never completed
+   * are removed by the bucket's lifecycle (`incomplete-multipart`) or `purge`.
+   */
+  async startUpload(key: string, contentType: string): Promise<string> {
+    const res = await this.s3.send(
+      new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }),
+    );
+    if (!res.UploadId) throw new Error(`No upload id for ${key}`);
+    return res.UploadId;
+  }
+
+  /** Writes one part (numbered from 1; writing a number again replaces it); answers its ETag. */
+  async uploadPart(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: Uint8Array,
+  ): Promise<string> {
+    const res = await this.s3.send(
+      new UploadPartCommand({
+        Bucket: this.bucket,
+        Key: key,
+        UploadId: uploadId,
+        PartNumber: partNumber,
+        Body: body,
+      }),
+    );
+    return res.ETag ?? "";
+  }
+
+  /** Makes the object of its parts, in order. */
+  async completeUpload(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
+    await this.s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: {
+          Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })),
+        },
+      }),
+    );
+  }
+
+  /**
+   * Removes everything stored under a prefix for good: every object, and in a versioned bucket
+   * every older version and delete marker too (a plain delete there only hides an object behind a
+   * marker, its data kept until the lifecycle expires it), and the parts of unfinished uploads.
+   * Answers how many objects, versions and uploads it removed. In a store without versions (the
+   * emulator) it deletes the objects.
+   */
+  async purge(prefix: string): Promise<number> {
+    const versions = await this.versionsUnder(prefix);
+    const removed = versions ?? (await this.list(prefix)).map((Key): VersionKey => ({ Key }));
+    for (let i = 0; i < removed.length; i += 1000) {
+      await this.s3.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: removed.slice(i, i + 1000), Quiet: true },
+        }),
+      );
+    }
+    return removed.length + (await this.abortUploads(prefix));
+  }
+
+  /**
+   * How many objects (and older versions and unfinished uploads, where the store keeps them)
+   * there are under a prefix.
+   */
+  async countUnder(prefix: string): Promise<number> {
+    const versions = await this.versionsUnder(prefix);
+    const objects = versions ? versions.length : (await this.list(prefix)).length;
+    return objects + (await this.uploadsUnder(prefix)).length;
+  }
+
+  /** Every version and delete marker under a prefix, or undefined where the store keeps none. */
+  private async versionsUnder(prefix: string): Promise<VersionKey[] | undefined> {
+    const found: VersionKey[] = [];
+    let keyMarker: string | undefined;
+    let versionMarker: string | undefined;
+    try {
+      do {
+        const res = await this.s3.send(
+          new ListObjectVersionsCommand({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            KeyMarker: keyMarker,
+            VersionIdMarker: versionMarker,
+          }),
+        );
+        for (const v of [...(res.Versions ?? []), ...(res.DeleteMarkers ?? [])]) {
+          if (v.Key) found.push({ Key: v.Key, VersionId: v.VersionId });
+        }
+        keyMarker = res.IsTruncated ? res.NextKeyMarker : undefined;
+        versionMarker = res.IsTruncated ? res.NextVersionIdMarker : undefined;
+      } while (keyMarker);
+    } catch (err) {
+      if (unsupported(err)) return undefined;
+      throw err;
+    }
+    return found;
+  }
+
+  /** The unfinished multipart uploads under a prefix (none where the store cannot list them). */
+  private async uploadsUnder(prefix: string): Promise<Array<{ key: string; uploadId: string }>> {
+    const found: Array<{ key: string; uploadId: string }> = [];
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    try {
+      do {
+        const res = await this.s3.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            KeyMarker: keyMarker,
+            UploadIdMarker: uploadIdMarker,
+          }),
+        );
+        for (const u of res.Uploads ?? []) {
+          if (u.Key && u.UploadId) found.push({ key: u.Key, uploadId: u.UploadId });
+        }
+        keyMarker = res.IsTruncated ? res.NextKeyMarker : undefined;
+        uploadIdMarker = res.IsTruncated ? res.NextUploadIdMarker : undefined;
+      } while (keyMarker);
+    } catch (err) {
+      if (unsupported(err)) return [];
+      throw err;
+    }
+    return found;
+  }
+
+  private async abortUploads(prefix: string): Promise<number> {
+    const uploads = await this.uploadsUnder(prefix);
+    for (const { key, uploadId } of uploads) {
+      await this.s3
+        .send(
+          new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }),
+        )
+        .catch((err: unknown) => {
+          // Finished or aborted since it was listed: nothing is left of it either way.
+          if ((err as { name?: string }).name !== "NoSuchUpload") throw err;
+        });
+    }
+    return uploads.length;
   }
 }

@@ -1,13 +1,16 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { KMSClient } from "@aws-sdk/client-kms";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Config } from "../config.js";
 import { tracer } from "../tracing.js";
 import { Blobs } from "./blobs.js";
+import { DataKeys } from "./keys.js";
 import {
   type CheckMessage,
   type CrawlMessage,
+  type ExportMessage,
   type IndexMessage,
   Queue,
   type WebhookMessage,
@@ -21,6 +24,8 @@ export interface Stores {
   crawlQueue: Queue<CrawlMessage>;
   checksQueue: Queue<CheckMessage>;
   webhooksQueue: Queue<WebhookMessage>;
+  /** Absent where `EXPORTS_QUEUE_URL` is not set (tests that build stores without it). */
+  exportsQueue: Queue<ExportMessage> | undefined;
 }
 
 /**
@@ -49,5 +54,21 @@ export function createStores(config: Config): Stores {
     crawlQueue: new Queue<CrawlMessage>(sqs, config.CRAWL_QUEUE_URL),
     checksQueue: new Queue<CheckMessage>(sqs, config.CHECKS_QUEUE_URL),
     webhooksQueue: new Queue<WebhookMessage>(sqs, config.WEBHOOKS_QUEUE_URL),
+    exportsQueue: config.EXPORTS_QUEUE_URL
+      ? new Queue<ExportMessage>(sqs, config.EXPORTS_QUEUE_URL)
+      : undefined,
   };
+}
+
+/**
+ * Envelope encryption under the service's KMS key (`DATA_KEY_ID`), for the functions granted it
+ * (the manifest's `access.keys`). The endpoint comes from AWS_ENDPOINT_URL_KMS, which the local
+ * runtime points at its own KMS (infra/local/keys.ts).
+ */
+export function createDataKeys(config: Config): DataKeys {
+  if (!config.DATA_KEY_ID) {
+    throw new Error("Invalid configuration: DATA_KEY_ID (the KMS key of secrets) is not set");
+  }
+  const kms = tracer.captureAWSv3Client(new KMSClient({ maxAttempts: 5, retryMode: "standard" }));
+  return new DataKeys(kms, config.DATA_KEY_ID);
 }

@@ -2,6 +2,7 @@ import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from "@aw
 import { z } from "zod";
 import { MAX_RECEIVE_COUNT } from "../config.js";
 import { correlationId, logger, withLogKeys } from "../log.js";
+import { redactError } from "../redact.js";
 
 /**
  * The queues' contracts: one zod schema per queue for the JSON its messages carry. Senders are
@@ -62,6 +63,17 @@ export const WebhookMessage = z.object({
   notBefore: z.number().optional(),
 });
 export type WebhookMessage = z.infer<typeof WebhookMessage>;
+
+/**
+ * The exports queue: write (the next part of) one workspace export's bundle. A worker that runs
+ * out of its time slice sends the same message again to carry on from the export's checkpoint.
+ */
+export const ExportMessage = z.object({
+  kind: z.literal("export"),
+  workspaceId: z.string().min(1),
+  exportId: z.string().min(1),
+});
+export type ExportMessage = z.infer<typeof ExportMessage>;
 
 /**
  * The uploads queue: the bucket's event notifications, `{"Records": [...]}`, or the
@@ -189,7 +201,7 @@ export function recordHandler<T>(
         logger.warn("message failed", {
           receiveCount: delivery.receiveCount,
           durationMs: took(),
-          error: err,
+          error: redactError(err),
         });
         throw err;
       }

@@ -2,6 +2,8 @@ import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
+  BatchWriteCommand,
+  type BatchWriteCommandOutput,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
@@ -11,6 +13,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { DomainError } from "../errors.js";
+import { and, type Condition, compile, exists, missing, or, Placeholders } from "./conditions.js";
 import { type IndexName, TABLE_INDEXES, TTL_ATTRIBUTE } from "./schema.js";
 
 export type Item = Record<string, unknown> & { pk: string; sk: string };
@@ -41,8 +44,15 @@ export interface PageQuery<T extends Item = Item> {
 /** Most values DynamoDB takes in one `IN (...)`. */
 const MAX_IN_VALUES = 100;
 
+/** An expression with its placeholders, as a request carries it. */
+interface Expression {
+  expression: string;
+  values: Record<string, unknown>;
+  names?: Record<string, string>;
+}
+
 /** A page query's `equals` and `anyOf` as one FilterExpression, or undefined without either. */
-function filterOf<T extends Item>(q: PageQuery<T>): Condition | undefined {
+function filterOf<T extends Item>(q: PageQuery<T>): Expression | undefined {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const terms: string[] = [];
@@ -86,12 +96,26 @@ function decodeCursor(cursor: string, skPrefix: string): string {
 
 const encodeCursor = (sk: string) => Buffer.from(JSON.stringify(sk), "utf8").toString("base64url");
 
-/** An extra condition for a write; `names` maps `#placeholders` to attribute names. */
-export interface Condition {
-  expression: string;
-  values: Record<string, unknown>;
-  names?: Record<string, string>;
-}
+/**
+ * The cursor of the page that starts after the item with this sort key, as `page` answers it: a
+ * reader that stops part-way through a page can carry on after its last item.
+ */
+export const cursorAfter = (sk: string) => encodeCursor(sk);
+
+/**
+ * A partition's items under a sort key prefix, as a query's key condition; the whole partition
+ * without a prefix (an empty string is no key value DynamoDB need take).
+ */
+const keyCondition = (pk: string, skPrefix: string) =>
+  skPrefix
+    ? {
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": pk, ":prefix": skPrefix },
+      }
+    : { KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": pk } };
+
+/** Items in one BatchWriteItem request, at most. */
+const BATCH_WRITE = 25;
 
 export const isConditionFailure = (err: unknown) => err instanceof ConditionalCheckFailedException;
 
@@ -103,8 +127,8 @@ export interface Change {
   /** Taken out of string sets; a set left empty disappears from the item. */
   pull?: Record<string, Set<string> | undefined>;
   remove?: string[];
-  /** Holds besides the item existing. */
-  condition?: Condition;
+  /** Holds besides the item existing (built with `lib/store/conditions.ts`). */
+  condition?: Condition | undefined;
   /** Creates the item when there is none; the condition then holds only for an existing item. */
   upsert?: boolean;
 }
@@ -164,38 +188,28 @@ export class Table {
    */
   async change<T extends Item>(pk: string, sk: string, change: Change): Promise<T | undefined> {
     const { condition } = change;
-    const names: Record<string, string> = { ...condition?.names };
-    const values: Record<string, unknown> = { ...condition?.values };
-    const clause = (
-      verb: "SET" | "ADD" | "DELETE",
-      prefix: string,
-      fields: Record<string, unknown> = {},
-    ) => {
+    const to = new Placeholders();
+    const clause = (verb: "SET" | "ADD" | "DELETE", fields: Record<string, unknown> = {}) => {
       const between = verb === "SET" ? " = " : " ";
       const parts = Object.entries(fields)
         .filter(([, value]) => value !== undefined)
-        .map(([field, value], i) => {
-          names[`#${prefix}${i}`] = field;
-          values[`:${prefix}${i}`] = value;
-          return `#${prefix}${i}${between}:${prefix}${i}`;
-        });
+        .map(([field, value]) => `${to.name(field)}${between}${to.value(value)}`);
       return parts.length > 0 ? `${verb} ${parts.join(", ")}` : "";
     };
-    const removed = (change.remove ?? []).map((field, i) => {
-      names[`#r${i}`] = field;
-      return `#r${i}`;
-    });
-    const expression = [
-      clause("SET", "f", change.set),
-      clause("ADD", "a", change.add),
-      clause("DELETE", "d", change.pull),
-      removed.length > 0 ? `REMOVE ${removed.join(", ")}` : "",
-    ]
+    const set = clause("SET", change.set);
+    const add = clause("ADD", change.add);
+    const pull = clause("DELETE", change.pull);
+    const removed = (change.remove ?? []).map((field) => to.name(field));
+    const expression = [set, add, pull, removed.length > 0 ? `REMOVE ${removed.join(", ")}` : ""]
       .filter(Boolean)
       .join(" ");
-    const conditionExpression = change.upsert
-      ? condition && `(attribute_not_exists(pk) OR ${condition.expression})`
-      : ["attribute_exists(pk)", condition?.expression].filter(Boolean).join(" AND ");
+    const guard = change.upsert
+      ? condition && or(missing("pk"), condition)
+      : condition
+        ? and(exists("pk"), condition)
+        : exists("pk");
+    const conditionExpression = guard && compile(guard, to);
+    const values = to.values;
     try {
       const res = await this.doc.send(
         new UpdateCommand({
@@ -203,7 +217,7 @@ export class Table {
           Key: { pk, sk },
           UpdateExpression: expression,
           ConditionExpression: conditionExpression,
-          ExpressionAttributeNames: names,
+          ExpressionAttributeNames: to.names,
           ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
           ReturnValues: "ALL_NEW",
         }),
@@ -285,18 +299,16 @@ export class Table {
 
   /** Deletes an item; false when there was none, or the extra condition failed. */
   async delete(pk: string, sk: string, condition?: Condition): Promise<boolean> {
+    const to = new Placeholders();
+    const expression = compile(condition ? and(exists("pk"), condition) : exists("pk"), to);
     try {
       await this.doc.send(
         new DeleteCommand({
           TableName: this.name,
           Key: { pk, sk },
-          ConditionExpression: ["attribute_exists(pk)", condition?.expression]
-            .filter(Boolean)
-            .join(" AND "),
-          ...(condition?.names ? { ExpressionAttributeNames: condition.names } : {}),
-          ...(condition && Object.keys(condition.values).length > 0
-            ? { ExpressionAttributeValues: condition.values }
-            : {}),
+          ConditionExpression: expression,
+          ExpressionAttributeNames: to.names,
+          ...(Object.keys(to.values).length > 0 ? { ExpressionAttributeValues: to.values } : {}),
         }),
       );
       return true;
@@ -452,8 +464,7 @@ export class Table {
       const res = await this.doc.send(
         new QueryCommand({
           TableName: this.name,
-          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-          ExpressionAttributeValues: { ":pk": pk, ":prefix": skPrefix },
+          ...keyCondition(pk, skPrefix),
           ExclusiveStartKey: startKey,
           ...(names
             ? {
@@ -467,5 +478,41 @@ export class Table {
       startKey = res.LastEvaluatedKey;
     } while (startKey);
     return items;
+  }
+
+  /**
+   * Deletes every item of a partition under a prefix, a page of keys at a time (25 deletes a
+   * request, unprocessed ones sent again), unconditionally; answers how many were deleted. A run
+   * cut short leaves the rest where the next run finds them.
+   */
+  async deleteAll(pk: string, skPrefix: string): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const res = await this.doc.send(
+        new QueryCommand({
+          TableName: this.name,
+          ...keyCondition(pk, skPrefix),
+          ProjectionExpression: "pk, sk",
+          ConsistentRead: true,
+          Limit: 500,
+        }),
+      );
+      const keys = (res.Items ?? []).map((item) => ({ pk: item.pk, sk: item.sk }));
+      if (keys.length === 0) return deleted;
+      for (let start = 0; start < keys.length; start += BATCH_WRITE) {
+        let requests: BatchWriteCommandOutput["UnprocessedItems"] = {
+          [this.name]: keys
+            .slice(start, start + BATCH_WRITE)
+            .map((Key) => ({ DeleteRequest: { Key } })),
+        };
+        while (requests && (requests[this.name]?.length ?? 0) > 0) {
+          const written: BatchWriteCommandOutput = await this.doc.send(
+            new BatchWriteCommand({ RequestItems: requests }),
+          );
+          requests = written.UnprocessedItems;
+        }
+      }
+      deleted += keys.length;
+    }
   }
 }

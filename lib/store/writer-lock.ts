@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { DeleteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { equals } from "./conditions.js";
 import { TTL_ATTRIBUTE } from "./schema.js";
 import { isConditionFailure, type Table, wsKey } from "./table.js";
 
@@ -144,7 +145,7 @@ export class DynamoWriterLock implements WriterLock {
       wsKey(workspaceId),
       LEASE_SK,
       { expires_at, [TTL_ATTRIBUTE]: ttl },
-      { expression: "#owner = :owner", names: { "#owner": "owner" }, values: { ":owner": owner } },
+      equals("owner", owner),
     );
     return renewed !== undefined;
   }

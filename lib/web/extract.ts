@@ -24,7 +24,7 @@ export interface ExtractOptions {
   sandbox?: Sandbox;
 }
 
-/** Why a page read in the sandbox (here, or a competitor's: lib/competitors/reader.ts) failed. */
+/** Why a page read in the sandbox (here, or a competitor's: lib/competitors/page-reader.ts) failed. */
 export const EXTRACT_FAILURES: Failures = {
   // The page thread refuses pages with ExtractionErrors only.
   refused: (code, message) => new ExtractionError(code as ExtractionErrorCode, message),

@@ -11,7 +11,7 @@ import { RobotsCache, type RobotsOptions, type RobotsRules } from "./robots.js";
  * after the last one ended: at least the larger of the configured politeness and the host's
  * Crawl-delay, more when the host answers slowly or asks for a pause (`pace.ts`).
  * A crawl spreads over many invocations, so it spaces its pages by slots kept in its table
- * (`CrawlStore.claimHostSlot`), of the gap this session gives.
+ * (`HostPace.claimSlot`), of the gap this session gives.
  */
 
 /** Why a session sent no request: its budget (requests or time) is spent. */

@@ -1,4 +1,5 @@
 import { logger } from "../log.js";
+import { redactUrl, redactUrls } from "../redact.js";
 import type { Delivery, Queue, WebhookMessage } from "../store/queue.js";
 import { FetchError } from "../web/errors.js";
 import type { Attempt, AttemptResult, EndpointItem, WebhookEndpoints } from "./endpoints.js";
@@ -92,7 +93,12 @@ export class WebhookDeliverer {
       "content-type": "application/json",
       "webhook-id": message.eventId,
       "webhook-timestamp": String(timestamp),
-      "webhook-signature": signature(endpoint.secret, message.eventId, timestamp, body),
+      "webhook-signature": signature(
+        await this.deps.endpoints.signingSecret(endpoint),
+        message.eventId,
+        timestamp,
+        body,
+      ),
     };
     const started = performance.now();
     let statusCode: number | null = null;
@@ -133,13 +139,16 @@ export class WebhookDeliverer {
     };
     await this.deps.endpoints.record(message.workspaceId, message.endpointId, attempt);
     if (result !== "delivered") {
+      // The endpoint's URL often carries a token: the log shows its origin and path only.
       logger.warn("webhook attempt failed", {
         workspaceId: message.workspaceId,
         endpointId: message.endpointId,
+        url: redactUrl(endpoint.url),
         eventId: message.eventId,
         attempt: message.attempt,
         result,
-        error,
+        statusCode,
+        error: error && redactUrls(error),
       });
     }
     return attempt;

@@ -1,5 +1,7 @@
 import { conflict, notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
+import { equals, lessThan } from "../store/conditions.js";
+import { isSealed, type SealedSecret, type SecretBox } from "../store/keys.js";
 import { TTL_ATTRIBUTE } from "../store/schema.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 import type { WebhookEventType } from "./events.js";
@@ -8,9 +10,12 @@ import { newSecret } from "./signing.js";
 /**
  * Webhook endpoints and their delivery log, all under the workspace's partition:
  *
- * - `WEBHOOK#{id}`: an endpoint, its URL, the events it subscribes to and its signing secret. The
- *   secret is stored as it is (the table is encrypted at rest by DynamoDB; an envelope under a KMS
- *   key is the step beyond) because every delivery must sign with it; the API shows it only once.
+ * - `WEBHOOK#{id}`: an endpoint, its URL, the events it subscribes to and its signing secret,
+ *   sealed under a data key of the service's KMS key (`sealedSecret`, lib/store/keys.ts) and
+ *   bound to the endpoint: the webhooks API seals it (KMS `GenerateDataKey`), the webhooks worker
+ *   opens it to sign (`Decrypt`), nothing else can. The API shows it once, in the create's answer.
+ *   Endpoints created before secrets were sealed hold it in plain text (`secret`): they still
+ *   sign, and `sealPlaintextSecrets` (run by `npm run migrate-index`) seals them.
  * - `WEBHOOKCOUNT`: how many endpoints the workspace has, bumped under a condition so concurrent
  *   creations cannot pass the limit together.
  * - `WEBHOOKLOG#{endpointId}#{eventId}#{attempt}`: one per delivery attempt, kept 30 days. Event
@@ -28,13 +33,19 @@ const logPrefix = (endpointId: string) => `WEBHOOKLOG#${endpointId}#`;
 const logKey = (endpointId: string, eventId: string, attempt: number) =>
   `${logPrefix(endpointId)}${eventId}#${String(attempt).padStart(3, "0")}`;
 
+/** The endpoint still holds this very secret in plain text (none sealed it meanwhile). */
+const plainSecretIs = (secret: string) => equals("secret", secret);
+
 export interface EndpointItem extends Item {
   workspaceId: string;
   id: string;
   url: string;
   events: WebhookEventType[];
   description: string | null;
-  secret: string;
+  /** The signing secret, sealed under a data key of the service's KMS key. */
+  sealedSecret?: SealedSecret;
+  /** The signing secret in plain text: endpoints created before secrets were sealed. */
+  secret?: string;
   createdAt: string;
 }
 
@@ -44,12 +55,28 @@ export type PublicEndpoint = Pick<
   "id" | "url" | "events" | "description" | "createdAt"
 >;
 
-export const toPublicEndpoint = ({ id, url, events, description, createdAt }: EndpointItem) => ({
+/** A new endpoint with its signing secret in plain text: the create's answer, shown once. */
+export type CreatedEndpoint = PublicEndpoint & { secret: string };
+
+export const toPublicEndpoint = ({
   id,
   url,
   events,
   description,
   createdAt,
+}: PublicEndpoint): PublicEndpoint => ({
+  id,
+  url,
+  events,
+  description,
+  createdAt,
+});
+
+/** What an endpoint's sealed secret is bound to: opened for another endpoint, it fails. */
+const secretContext = (workspaceId: string, endpointId: string) => ({
+  purpose: "webhook-signing-secret",
+  workspaceId,
+  endpointId,
 });
 
 /** How one attempt ended: delivered, failed with another attempt queued, or failed for good. */
@@ -94,18 +121,32 @@ export interface NewEndpoint {
 }
 
 export class WebhookEndpoints {
-  constructor(private readonly table: Table) {}
+  constructor(
+    private readonly table: Table,
+    /**
+     * Seals and opens signing secrets: needed to create endpoints (the webhooks API) and to sign
+     * deliveries (the webhooks worker); the emitters only read subscriptions and go without.
+     */
+    private readonly secrets?: SecretBox,
+  ) {}
 
-  /** Registers an endpoint with a new secret; a 409 past MAX_ENDPOINTS. */
-  async create(workspaceId: string, input: NewEndpoint): Promise<EndpointItem> {
+  private box(): SecretBox {
+    if (!this.secrets) throw new Error("Webhook secrets need the KMS key: pass a SecretBox");
+    return this.secrets;
+  }
+
+  /**
+   * Registers an endpoint with a new secret, sealed before anything is written; a 409 past
+   * MAX_ENDPOINTS. Answers the secret in plain text, this once.
+   */
+  async create(workspaceId: string, input: NewEndpoint): Promise<CreatedEndpoint> {
     const pk = wsKey(workspaceId);
+    const id = newId("webhook");
+    const secret = newSecret();
+    const sealedSecret = await this.box().seal(secret, secretContext(workspaceId, id));
     const counted = await this.table.change(pk, COUNT_KEY, {
       add: { count: 1 },
-      condition: {
-        expression: "#count < :max",
-        names: { "#count": "count" },
-        values: { ":max": MAX_ENDPOINTS },
-      },
+      condition: lessThan("count", MAX_ENDPOINTS),
       upsert: true,
     });
     if (!counted) {
@@ -116,7 +157,6 @@ export class WebhookEndpoints {
         },
       );
     }
-    const id = newId("webhook");
     const item: EndpointItem = {
       pk,
       sk: endpointKey(id),
@@ -125,11 +165,45 @@ export class WebhookEndpoints {
       url: input.url,
       events: [...new Set(input.events)],
       description: input.description ?? null,
-      secret: newSecret(),
+      sealedSecret,
       createdAt: new Date().toISOString(),
     };
     await this.table.put(item);
-    return item;
+    return { ...toPublicEndpoint(item), secret };
+  }
+
+  /** The endpoint's signing secret in plain text, to sign a delivery with. */
+  async signingSecret(endpoint: EndpointItem): Promise<string> {
+    if (isSealed(endpoint.sealedSecret)) {
+      const context = secretContext(endpoint.workspaceId, endpoint.id);
+      return this.box().open(endpoint.sealedSecret, context);
+    }
+    if (endpoint.secret) return endpoint.secret;
+    throw new Error(`Webhook endpoint ${endpoint.id} holds no signing secret`);
+  }
+
+  /**
+   * Seals the secrets a workspace's endpoints still hold in plain text (created before secrets
+   * were sealed), each write conditional on the plain secret being the one sealed; answers how
+   * many it sealed. Safe to run twice, and while deliveries sign with them.
+   */
+  async sealPlaintextSecrets(workspaceId: string): Promise<number> {
+    const endpoints = await this.table.all<EndpointItem>(wsKey(workspaceId), ENDPOINT_PREFIX);
+    let sealed = 0;
+    for (const endpoint of endpoints) {
+      if (!endpoint.secret) continue;
+      const sealedSecret = await this.box().seal(
+        endpoint.secret,
+        secretContext(workspaceId, endpoint.id),
+      );
+      const done = await this.table.change(endpoint.pk, endpoint.sk, {
+        set: { sealedSecret },
+        remove: ["secret"],
+        condition: plainSecretIs(endpoint.secret),
+      });
+      if (done) sealed++;
+    }
+    return sealed;
   }
 
   list(workspaceId: string, limit: number, cursor?: string): Promise<Page<EndpointItem>> {

@@ -1,177 +1,92 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { invalid } from "../errors.js";
+import { createModule } from "../http/app.js";
+import { keepForReplay } from "../http/idempotency.js";
+import type { Queue, WebhookMessage } from "../store/queue.js";
+import { FetchError } from "../web/errors.js";
+import { checkUrl } from "../web/url.js";
 import {
-  commonErrors,
-  cursorParam,
-  displayText,
-  ErrorSchema,
-  IdempotencyHeaders,
-  idempotencyErrors,
-  jsonBody,
-  jsonResponse,
-  limitParam,
-  NoQuery,
-  pageOf,
-} from "../http/schemas.js";
-import { MAX_URL_LENGTH } from "../web/url.js";
-import { MAX_ENDPOINTS } from "./endpoints.js";
-import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES } from "./events.js";
-
-const tags = ["Webhooks"];
-
-const EndpointFields = {
-  id: z.string().openapi({ example: "wh_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
-  url: z.string().openapi({ example: "https://hooks.example.com/kb" }),
-  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
-  description: z.string().nullable(),
-  createdAt: z.string().openapi({ format: "date-time" }),
-};
-
-export const EndpointSchema = z.strictObject(EndpointFields).openapi("WebhookEndpoint");
-
-const CreatedEndpointSchema = z
-  .strictObject({
-    ...EndpointFields,
-    secret: z.string().openapi({
-      example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-      description:
-        "The signing secret, shown this once: verify each delivery's `webhook-signature` with it",
-    }),
-  })
-  .openapi("WebhookEndpointCreated");
-
-const AttemptSchema = z
-  .strictObject({
-    eventId: z.string().openapi({
-      description: "The `webhook-id` header",
-      example: "msg_01JD3Q8Y5V2N6W3KX9T7M4PZ8R",
-    }),
-    type: z.string().openapi({ example: "source.indexed" }),
-    attempt: z.number().int().openapi({ description: "1 for the first attempt" }),
-    result: z.enum(["delivered", "retrying", "dead_lettered"]).openapi({
-      description:
-        "`retrying`: failed, another attempt is queued for `nextAttemptAt`; `dead_lettered`: the last attempt failed",
-    }),
-    statusCode: z.number().int().nullable().openapi({ description: "Null when no answer came" }),
-    error: z.string().nullable(),
-    response: z.string().nullable().openapi({ description: "The start of the endpoint's answer" }),
-    durationMs: z.number().int(),
-    attemptedAt: z.string().openapi({ format: "date-time" }),
-    nextAttemptAt: z.string().nullable().openapi({ format: "date-time" }),
-  })
-  .openapi("WebhookAttempt");
-
-const EndpointId = z.object({
-  id: z
-    .string()
-    .openapi({ param: { name: "id", in: "path" }, example: "wh_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
-});
-
-export const createWebhook = createRoute({
-  method: "post",
-  path: "/api/webhooks",
-  operationId: "createWebhook",
-  tags,
-  summary: "Register a webhook endpoint",
-  description: `Events are POSTed to \`url\` as Standard Webhooks: a JSON body \`{type, timestamp, data}\` with \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` headers. The answer carries the signing secret, shown only this once. The URL must be a public http(s) address (checked again on every delivery). At most ${MAX_ENDPOINTS} endpoints per workspace (409 beyond).`,
-  request: {
-    headers: IdempotencyHeaders,
-    query: NoQuery,
-    body: jsonBody(
-      z.strictObject({
-        url: z.string().trim().min(1).max(MAX_URL_LENGTH),
-        events: z
-          .array(z.enum(WEBHOOK_EVENT_TYPES))
-          .min(1)
-          .openapi({ description: "The event types to receive", example: ["source.indexed"] }),
-        description: displayText(200, "A label for the endpoint").optional(),
-      }),
-    ),
-  },
-  responses: {
-    201: jsonResponse(CreatedEndpointSchema, "Registered"),
-    ...idempotencyErrors,
-    409: jsonResponse(
-      ErrorSchema,
-      "The workspace has as many endpoints as it may (`conflict`), or a request with this `Idempotency-Key` is still being answered (`idempotency_key_in_use`)",
-    ),
-    ...commonErrors,
-  },
-});
-
-export const listWebhooks = createRoute({
-  method: "get",
-  path: "/api/webhooks",
-  operationId: "listWebhooks",
-  tags,
-  summary: "List webhook endpoints, newest first",
-  request: { query: z.strictObject({ limit: limitParam(20, 100), cursor: cursorParam }) },
-  responses: {
-    200: jsonResponse(pageOf("webhooks", EndpointSchema), "One page of endpoints"),
-    ...commonErrors,
-  },
-});
-
-export const getWebhook = createRoute({
-  method: "get",
-  path: "/api/webhooks/{id}",
-  operationId: "getWebhook",
-  tags,
-  summary: "Get one webhook endpoint (without its secret)",
-  request: { params: EndpointId, query: NoQuery },
-  responses: { 200: jsonResponse(EndpointSchema, "The endpoint"), ...commonErrors },
-});
-
-export const deleteWebhook = createRoute({
-  method: "delete",
-  path: "/api/webhooks/{id}",
-  operationId: "deleteWebhook",
-  tags,
-  summary: "Remove a webhook endpoint",
-  description: "Deliveries still queued for it are dropped.",
-  request: { params: EndpointId, query: NoQuery },
-  responses: { 204: { description: "Removed" }, ...commonErrors },
-});
-
-export const listDeliveries = createRoute({
-  method: "get",
-  path: "/api/webhooks/{id}/deliveries",
-  operationId: "listWebhookDeliveries",
-  tags,
-  summary: "The endpoint's delivery log",
-  description:
-    "One entry per attempt, newest event first and its attempts newest first; kept 30 days.",
-  request: {
-    params: EndpointId,
-    query: z.strictObject({ limit: limitParam(20, 100), cursor: cursorParam }),
-  },
-  responses: {
-    200: jsonResponse(pageOf("deliveries", AttemptSchema), "One page of attempts"),
-    ...commonErrors,
-  },
-});
-
-export const testWebhook = createRoute({
-  method: "post",
-  path: "/api/webhooks/{id}/test",
-  operationId: "testWebhook",
-  tags,
-  summary: "Send a test event to the endpoint",
-  description: `Queues a \`${TEST_EVENT_TYPE}\` event for this endpoint alone, delivered and retried like any other; its attempts show in the delivery log.`,
-  request: { params: EndpointId, query: NoQuery },
-  responses: {
-    202: jsonResponse(
-      z.strictObject({ eventId: z.string(), type: z.literal(TEST_EVENT_TYPE) }),
-      "Queued",
-    ),
-    ...commonErrors,
-  },
-});
-
-export const webhookRoutes = [
   createWebhook,
-  listWebhooks,
-  getWebhook,
   deleteWebhook,
+  getWebhook,
   listDeliveries,
+  listWebhooks,
   testWebhook,
-];
+} from "./contract.js";
+import { firstDelivery, newEvent } from "./emitter.js";
+import { toPublicAttempt, toPublicEndpoint, type WebhookEndpoints } from "./endpoints.js";
+import { TEST_EVENT_TYPE } from "./events.js";
+
+export interface WebhooksRoutesDeps {
+  endpoints: WebhookEndpoints;
+  queue: Queue<WebhookMessage>;
+  /** ALLOW_PRIVATE_URLS: lets endpoints be loopback and private hosts (development and tests). */
+  allowPrivate: boolean;
+}
+
+/**
+ * The endpoint's URL as given (a receiver may need its exact path and query), refused as every
+ * fetched URL is when it names a private address or a local host: a 400 on `url`.
+ */
+function endpointUrl(input: string, allowPrivate: boolean): string {
+  try {
+    return checkUrl(input, { allowPrivate }).href;
+  } catch (err) {
+    if (!(err instanceof FetchError)) throw err;
+    throw invalid(err.message, { issues: [{ path: "url", message: err.message }] });
+  }
+}
+
+/** Webhook endpoints, their delivery logs and test events: /api/webhooks/* */
+export function webhooksRoutes({ endpoints, queue, allowPrivate }: WebhooksRoutesDeps) {
+  const app = createModule();
+
+  app.openapi(createWebhook, async (c) => {
+    const body = c.req.valid("json");
+    const url = endpointUrl(body.url, allowPrivate);
+    const created = await endpoints.create(c.get("workspaceId"), { ...body, url });
+    // The secret is shown this once: a replay of the create by its Idempotency-Key answers without it.
+    keepForReplay(c, toPublicEndpoint(created));
+    return c.json(created, 201);
+  });
+
+  app.openapi(listWebhooks, async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const page = await endpoints.list(c.get("workspaceId"), limit, cursor);
+    return c.json({ webhooks: page.items.map(toPublicEndpoint), nextCursor: page.nextCursor }, 200);
+  });
+
+  app.openapi(getWebhook, async (c) => {
+    const item = await endpoints.get(c.get("workspaceId"), c.req.valid("param").id);
+    return c.json(toPublicEndpoint(item), 200);
+  });
+
+  app.openapi(deleteWebhook, async (c) => {
+    await endpoints.delete(c.get("workspaceId"), c.req.valid("param").id);
+    return c.body(null, 204);
+  });
+
+  app.openapi(listDeliveries, async (c) => {
+    const workspaceId = c.get("workspaceId");
+    const { id } = c.req.valid("param");
+    const { limit, cursor } = c.req.valid("query");
+    await endpoints.get(workspaceId, id);
+    const page = await endpoints.deliveries(workspaceId, id, limit, cursor);
+    return c.json(
+      { deliveries: page.items.map(toPublicAttempt), nextCursor: page.nextCursor },
+      200,
+    );
+  });
+
+  app.openapi(testWebhook, async (c) => {
+    const workspaceId = c.get("workspaceId");
+    const endpoint = await endpoints.get(workspaceId, c.req.valid("param").id);
+    const event = newEvent(TEST_EVENT_TYPE, {
+      endpointId: endpoint.id,
+      message: "A test event sent from the API",
+    });
+    await queue.send(firstDelivery(workspaceId, endpoint.id, event));
+    return c.json({ eventId: event.eventId, type: TEST_EVENT_TYPE }, 202);
+  });
+
+  return app;
+}

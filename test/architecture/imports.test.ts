@@ -1,11 +1,13 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { transformSync } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { apiFunctions, queueWorkers, scheduledFunctions } from "../../functions/manifest.js";
 
 /**
- * The layering rules of DESIGN.md, read from the import statements themselves: no import circles
- * anywhere, `lib/` imports nothing above it, and only `lib/store/` speaks the AWS SDK.
+ * The layering rules of CONTRIBUTING.md ("Layering"), read from the import statements themselves:
+ * no import circles anywhere, `lib/` imports nothing above it, only `lib/store/` speaks the AWS
+ * SDK, and only `lib/http/` knows Lambda events.
  */
 const root = resolve(import.meta.dirname, "../..");
 
@@ -90,5 +92,123 @@ describe("the import graph", () => {
     const entries = [...apiFunctions, ...queueWorkers, ...scheduledFunctions].map((f) => f.entry);
     const handlers = sourceFiles("functions").filter((file) => file !== "functions/manifest.ts");
     expect(handlers.sort()).toEqual([...entries].sort());
+  });
+});
+
+/**
+ * The naming convention of capability folders: a folder with an HTTP contract (`contract.ts`: the
+ * schemas, route definitions and the list `<name>Contract` the manifest mounts) has its Hono
+ * handlers beside it (`routes.ts`: `<name>Routes(deps)`, the module app) and a README.md.
+ */
+describe("capability folders", () => {
+  const folders = [
+    "lib",
+    ...readdirSync(join(root, "lib"), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => relative(root, join(entry.parentPath, entry.name))),
+  ];
+  const capabilities = folders.filter((folder) => existsSync(join(root, folder, "contract.ts")));
+
+  it("exist", () => {
+    expect(capabilities).toEqual(expect.arrayContaining(["lib/knowledge/sources", "lib/limits"]));
+  });
+
+  it("each hold contract.ts, routes.ts and a README.md", () => {
+    const missing = capabilities.flatMap((folder) =>
+      ["routes.ts", "README.md"]
+        .filter((file) => !existsSync(join(root, folder, file)))
+        .map((file) => `${folder}/${file}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it("export `<name>Contract` from contract.ts and `<name>Routes` from routes.ts", () => {
+    const broken = capabilities.flatMap((folder) => {
+      const read = (file: string) => readFileSync(join(root, folder, file), "utf8");
+      const contract = /^export const (\w+)Contract\b/m.exec(read("contract.ts"))?.[1];
+      const routes = /^export function (\w+)Routes\(/m.exec(read("routes.ts"))?.[1];
+      return contract && contract === routes
+        ? []
+        : [`${folder}: ${contract}Contract, ${routes}Routes`];
+    });
+    expect(broken).toEqual([]);
+  });
+
+  it("leave no api.ts under lib/ (the handlers are routes.ts)", () => {
+    // lib/console/app/ is the browser code, whose api.ts is the client of the public API.
+    const apis = sourceFiles("lib").filter(
+      (file) => /(^|\/)api\.ts$/.test(file) && !file.startsWith("lib/console/app/"),
+    );
+    expect(apis).toEqual([]);
+  });
+});
+
+/**
+ * One writer per record kind, conditions built in lib/store (issue 24). A write's condition is
+ * named by its domain and built from the parts of `lib/store/conditions.ts`; DynamoDB's expression
+ * language is written in `lib/store/` only. The records of the knowledge base are written by
+ * their writer alone: the other modules call its transitions. Read from each file's code as
+ * esbuild emits it, so comments and types never count.
+ */
+describe("table writes", () => {
+  const code = new Map(
+    sourceFiles("lib").map((file) => [
+      file,
+      transformSync(readFileSync(join(root, file), "utf8"), {
+        loader: "ts",
+        legalComments: "none",
+      }).code,
+    ]),
+  );
+  /** A call of one of the table's writes, on whatever holds it (`table`, `this.deps.table`). */
+  const WRITE = /\btable\s*\.\s*(update|change|put|delete|create|increment|decrement)\s*\(/;
+  /** An expression property, an attribute function, or a comparison with a `:value` placeholder. */
+  const RAW_CONDITION = /\bexpression\s*:|attribute_(not_)?exists\(|(=|<>|<=|>=|<|>)\s*:[A-Za-z_]/;
+
+  /** Each writer file of lib/knowledge and the records it alone writes. */
+  const KNOWLEDGE_WRITERS: Record<string, string> = {
+    "lib/knowledge/sources/records.ts": "sources (KB#) and the searchable-set counter (KBGEN)",
+    "lib/knowledge/sources/url-claims.ts": "URL claims (KBURL#)",
+    "lib/knowledge/crawl/records.ts": "crawls (CRAWL#), their counters and index slots",
+    "lib/knowledge/crawl/frontier.ts": "crawl pages (CRAWLPAGE#) and query variants (CRAWLPATH#)",
+    "lib/knowledge/crawl/content-claims.ts": "content claims (CRAWLHASH#)",
+    "lib/knowledge/crawl/host-pace.ts": "host paces (CRAWLHOST#)",
+  };
+  /** The modules that export the source record: who imports them must not write the table. */
+  const SOURCE_RECORD = ["lib/knowledge/sources/records.ts", "lib/knowledge/sources/sources.ts"];
+
+  it("writes no condition expression outside lib/store", () => {
+    const raw = [...code]
+      .filter(([file]) => !file.startsWith("lib/store/"))
+      .flatMap(([file, text]) =>
+        text
+          .split("\n")
+          .filter((line) => RAW_CONDITION.test(line))
+          .map((line) => `${file}: ${line.trim()}`),
+      );
+    expect(raw).toEqual([]);
+  });
+
+  it("names every writer of the knowledge base that exists", () => {
+    expect(Object.keys(KNOWLEDGE_WRITERS).filter((file) => !code.has(file))).toEqual([]);
+  });
+
+  it("lets only a record's writer write the knowledge base's records", () => {
+    const writers = [...code]
+      .filter(([file, text]) => file.startsWith("lib/knowledge/") && WRITE.test(text))
+      .map(([file]) => file)
+      .filter((file) => !(file in KNOWLEDGE_WRITERS));
+    expect(writers).toEqual([]);
+  });
+
+  it("lets only SourceRecords write a source: no module that knows the record writes the table", () => {
+    const writers = [...code]
+      .filter(([file]) => !file.startsWith("lib/store/") && !SOURCE_RECORD.includes(file))
+      .filter(([file]) => graph.get(file)?.local.some((to) => SOURCE_RECORD.includes(to)))
+      .filter(([, text]) => WRITE.test(text))
+      .map(([file]) => file);
+    expect(writers).toEqual([]);
+    // sources.ts re-exports the record for its readers: it writes nothing itself.
+    expect(WRITE.test(code.get("lib/knowledge/sources/sources.ts") ?? "")).toBe(false);
   });
 });

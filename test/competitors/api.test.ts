@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { competitorsApi } from "../../lib/competitors/api.js";
 import type { Competitor } from "../../lib/competitors/competitors.js";
 import type { CompetitorEvent, EventDraft } from "../../lib/competitors/events.js";
+import { competitorsRoutes } from "../../lib/competitors/routes.js";
 import { competitorBlobPrefix } from "../../lib/competitors/snapshot.js";
 import { DomainError, type ErrorBody } from "../../lib/errors.js";
 import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
@@ -72,7 +72,7 @@ describe("competitors API", () => {
       authenticate: testAuth,
       modules: [
         // The fixture sites are on loopback, as with ALLOW_PRIVATE_URLS=true.
-        competitorsApi({ ...apiDeps(), allowPrivate: true }),
+        competitorsRoutes({ ...apiDeps(), allowPrivate: true }),
       ],
     });
   });
@@ -144,7 +144,7 @@ describe("competitors API", () => {
     ])("refuses %j as URL sources do, unless private URLs are allowed", async (domain) => {
       const strict = createServiceApp({
         authenticate: testAuth,
-        modules: [competitorsApi({ ...apiDeps(), allowPrivate: false })],
+        modules: [competitorsRoutes({ ...apiDeps(), allowPrivate: false })],
       });
       const res = await strict.request("/api/intel/competitors", {
         method: "POST",
@@ -323,7 +323,7 @@ describe("competitors API", () => {
       const broken = createServiceApp({
         authenticate: testAuth,
         modules: [
-          competitorsApi({
+          competitorsRoutes({
             ...world.services,
             checksQueue: missing,
             quotas: roomyQuotas(world.aws.table),

@@ -6,7 +6,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiFunctions } from "../../functions/manifest.js";
 import { bundleFunction } from "../../infra/aws/bundle.js";
-import { pageReader } from "../../lib/competitors/reader.js";
+import { pageReader } from "../../lib/competitors/page-reader.js";
 import { MemoryBudget } from "../../lib/files/budget.js";
 import { Sandbox, workerScript } from "../../lib/files/sandbox.js";
 import { htmlPage } from "../support/sites.js";

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { competitorRoutes } from "../../lib/competitors/routes.js";
+import { competitorsContract } from "../../lib/competitors/contract.js";
 import { openApiDocument } from "../../lib/http/docs.js";
 
 describe("the competitor routes' OpenAPI reference", () => {
-  const document = openApiDocument(competitorRoutes);
+  const document = openApiDocument(competitorsContract);
 
   it("documents every competitor and event route", () => {
     expect(Object.keys(document.paths ?? {}).sort()).toEqual([

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { competitorsApi } from "../../lib/competitors/api.js";
-import { type PageReader, pageReader } from "../../lib/competitors/reader.js";
+import { type PageReader, pageReader } from "../../lib/competitors/page-reader.js";
+import { competitorsRoutes } from "../../lib/competitors/routes.js";
 import { competitorBlobPrefix, type Snapshot } from "../../lib/competitors/snapshot.js";
 import { MemoryBudget } from "../../lib/files/budget.js";
 import { Sandbox, THREAD_OVERHEAD_MB } from "../../lib/files/sandbox.js";
@@ -14,7 +14,7 @@ import { htmlPage, respond, type Site, startSite } from "../support/sites.js";
 import { servicesFor } from "./world.js";
 
 /**
- * Competitor pages are parsed and read in the sandbox's threads (lib/competitors/reader.ts), not
+ * Competitor pages are parsed and read in the sandbox's threads (lib/competitors/page-reader.ts), not
  * on the thread that serves the API: the homepage of 30,000 links the timed fuzz found (650 KB,
  * a second or two of parsing) no longer stalls other clients, and a page beyond its deadline or
  * heap limit fails on its own.
@@ -96,7 +96,7 @@ describe("checking a homepage of 30,000 links", () => {
     const app = createServiceApp({
       authenticate: testAuth,
       modules: [
-        competitorsApi({
+        competitorsRoutes({
           ...services,
           checksQueue: aws.queue("checks"),
           quotas: roomyQuotas(aws.table),

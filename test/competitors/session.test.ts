@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CrawlSession, type SessionLimits } from "../../lib/competitors/session.js";
+import { CheckSession, type SessionLimits } from "../../lib/competitors/session.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { HostPace } from "../../lib/web/session.js";
 import { type Route, respond, type Site, startSite } from "../support/sites.js";
@@ -32,7 +32,7 @@ function counted(route: Route) {
   return { route: wrapped, counter };
 }
 
-describe("CrawlSession", () => {
+describe("CheckSession", () => {
   let acme: Site;
   let missing: Site;
   let busy: Site;
@@ -54,7 +54,7 @@ describe("CrawlSession", () => {
 
   it("never requests what robots.txt disallows for its agent", async () => {
     const before = acme.requests.length;
-    const session = new CrawlSession(fetcher, limits());
+    const session = new CheckSession(fetcher, limits());
     expect(await session.get(`${acme.origin}/pricing`, "html")).toMatchObject({
       ok: false,
       reason: "robots",
@@ -70,8 +70,8 @@ describe("CrawlSession", () => {
   it("reads robots.txt once per check, so the next check sees a new one", async () => {
     const before = acme.requests.length;
     for (const session of [
-      new CrawlSession(fetcher, limits()),
-      new CrawlSession(fetcher, limits()),
+      new CheckSession(fetcher, limits()),
+      new CheckSession(fetcher, limits()),
     ]) {
       await session.get(`${acme.origin}/`, "html");
       await session.get(`${acme.origin}/`, "html");
@@ -80,7 +80,7 @@ describe("CrawlSession", () => {
   });
 
   it("reads a missing robots.txt as allowing everything, and a failing one as allowing nothing", async () => {
-    const session = new CrawlSession(fetcher, limits());
+    const session = new CheckSession(fetcher, limits());
     expect(await session.get(`${missing.origin}/`, "html")).toMatchObject({ ok: true });
     expect(await session.get(`${busy.origin}/`, "html")).toEqual({
       ok: false,
@@ -92,7 +92,7 @@ describe("CrawlSession", () => {
 
   it("skips robots.txt for public APIs when told to", async () => {
     const before = acme.requests.length;
-    const session = new CrawlSession(fetcher, limits());
+    const session = new CheckSession(fetcher, limits());
     expect(await session.get(`${acme.origin}/jobs`, "json", { robots: false })).toMatchObject({
       ok: true,
       page: { text: "[]" },
@@ -102,7 +102,7 @@ describe("CrawlSession", () => {
 
   it("reports an unreachable site as a network failure, and an HTTP error by its status", async () => {
     const down = `http://127.0.0.1:${await closedPort()}`;
-    const session = new CrawlSession(fetcher, limits());
+    const session = new CheckSession(fetcher, limits());
     expect(await session.get(`${down}/`, "html")).toMatchObject({
       ok: false,
       reason: "network",
@@ -117,7 +117,7 @@ describe("CrawlSession", () => {
 
   it("stops at its request budget, robots.txt included", async () => {
     const before = missing.requests.length;
-    const session = new CrawlSession(fetcher, limits({ maxFetches: 2 }));
+    const session = new CheckSession(fetcher, limits({ maxFetches: 2 }));
     expect(await session.get(`${missing.origin}/`, "html")).toMatchObject({ ok: true });
     expect(await session.get(`${missing.origin}/b`, "html")).toMatchObject({
       ok: false,
@@ -128,7 +128,7 @@ describe("CrawlSession", () => {
 
   it("starts nothing once its deadline has passed", async () => {
     const before = acme.requests.length;
-    const session = new CrawlSession(fetcher, limits({ deadline: Date.now() - 1 }));
+    const session = new CheckSession(fetcher, limits({ deadline: Date.now() - 1 }));
     expect(await session.get(`${acme.origin}/`, "html")).toEqual({
       ok: false,
       reason: "budget",
@@ -145,7 +145,7 @@ describe("CrawlSession", () => {
         for (let i = 0; i < 5; i++) site.route(`/${i}`, route);
         return counter;
       });
-      const session = new CrawlSession(fetcher, limits({ maxFetches: 20 }));
+      const session = new CheckSession(fetcher, limits({ maxFetches: 20 }));
       const urls = sites.flatMap((site) => [0, 1, 2, 3, 4].map((i) => `${site.origin}/${i}`));
       const outcomes = await Promise.all(urls.map((url) => session.get(url, "html")));
       expect(outcomes.every((o) => o.ok)).toBe(true);

@@ -2,7 +2,7 @@ import { createServer } from "node:net";
 import type { BriefWriter } from "../../lib/competitors/brief.js";
 import type { CheckLimits } from "../../lib/competitors/check.js";
 import type { CompetitorEvent } from "../../lib/competitors/events.js";
-import type { PageReader } from "../../lib/competitors/reader.js";
+import type { PageReader } from "../../lib/competitors/page-reader.js";
 import { createCompetitorServices } from "../../lib/competitors/services.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { startAws, type TestAws } from "../support/aws.js";

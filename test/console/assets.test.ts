@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../functions/console-web.js";
 import { CONSOLE_CSS, CONSOLE_JS } from "../../lib/console/assets.generated.js";
 import { ASSETS_MODULE, assetsModule, buildConsole } from "../../lib/console/build.js";
-import { consoleModule } from "../../lib/console/serve.js";
+import { consoleRoutes } from "../../lib/console/routes.js";
 
 /** What the console function serves, and that it serves the current build of lib/console/app. */
 
@@ -19,11 +19,17 @@ describe("the console's assets", () => {
   it(`stay under ${BUDGET_BYTES / 1024} KB`, () => {
     expect(CONSOLE_JS.length + CONSOLE_CSS.length).toBeLessThan(BUDGET_BYTES);
   });
+
+  it("bundle lib/console/app alone: the API's types come from its contracts as types only", async () => {
+    const { inputs } = await buildConsole();
+    expect(inputs.length).toBeGreaterThan(10);
+    expect(inputs.filter((file) => !file.startsWith("lib/console/app/"))).toEqual([]);
+  });
 });
 
 describe("the console function", () => {
   it("serves the page under a policy that allows no inline code and only the API and uploads", async () => {
-    const res = await consoleModule({ uploadOrigins: ["http://127.0.0.1:4569"] }).request("/");
+    const res = await consoleRoutes({ uploadOrigins: ["http://127.0.0.1:4569"] }).request("/");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const csp = res.headers.get("content-security-policy") ?? "";

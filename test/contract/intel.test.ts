@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CompetitorSite, startCompetitorSite } from "../support/competitor-site.js";
 import { FakeOpenAI } from "../support/fake-openai.js";
+import { shared } from "../support/shared.js";
 import {
   type Client,
   isIsoUtc,
@@ -124,27 +125,45 @@ describe("POST /api/intel/{module}", () => {
 });
 
 describe("competitors", () => {
-  let competitor: Competitor;
   const domainOf = () => new URL(site.origin).host;
-  const check = () =>
+  /**
+   * The fixture site tracked, by the first test that needs it: the list before, and the answer.
+   * Each step below is made once, by the first test that needs it, so that any test passes alone.
+   */
+  const tracked = shared(async () => {
+    const listed = await api.get<{ competitors: Competitor[] }>("/api/intel/competitors");
+    // The fixture site answers http on a port: /openapi.json says a URL gives the homepage.
+    const created = await api.post<Competitor>("/api/intel/competitors", { domain: site.origin });
+    return { listed, created };
+  });
+  const competitorId = async () => (await tracked()).created.body.id;
+  const check = async () =>
     api.post<{ result: { ok: boolean; changed: boolean; summary: string } }>(
-      `/api/intel/competitors/${competitor.id}/check`,
+      `/api/intel/competitors/${await competitorId()}/check`,
     );
-  const listedCompetitor = async () =>
-    (await api.get<{ competitors: Competitor[] }>("/api/intel/competitors")).body.competitors.find(
-      (c) => c.id === competitor.id,
-    );
+  /** The first check: the baseline later checks compare with. */
+  const baseline = shared(check);
+  /** A check after the starter plan's price changed on the site: it records pricing events. */
+  const afterPriceChange = shared(async () => {
+    await baseline();
+    const starter = site.state.plans[0];
+    if (starter) starter.price = "$12";
+    return check();
+  });
+  const listedCompetitor = async () => {
+    const id = await competitorId();
+    return (
+      await api.get<{ competitors: Competitor[] }>("/api/intel/competitors")
+    ).body.competitors.find((c) => c.id === id);
+  };
   const events = async (query = "") =>
     (await api.get<{ events: IntelEvent[] }>(`/api/intel/events${query}`)).body.events;
 
   it("tracks a competitor by domain: 201 with the created record", async () => {
-    const listed = await api.get<{ competitors: Competitor[] }>("/api/intel/competitors");
+    const { listed, created } = await tracked();
     expect(listed.status).toBe(200);
     expect(listed.body.competitors).toEqual([]);
 
-    // The fixture site answers http on a port: /openapi.json says a URL gives the homepage.
-    const created = await api.post<Competitor>("/api/intel/competitors", { domain: site.origin });
-    competitor = created.body;
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body.id).toMatch(/^comp_/);
     expect(created.body.domain).toBe(domainOf());
@@ -153,6 +172,7 @@ describe("competitors", () => {
   });
 
   it("lists the competitor with name equal to its domain, not analyzed yet", async () => {
+    const competitor = (await tracked()).created.body;
     const listed = await api.get<{ competitors: Competitor[] }>("/api/intel/competitors");
     expect(listed.status).toBe(200);
     expect(listed.body.competitors).toEqual([
@@ -169,6 +189,7 @@ describe("competitors", () => {
   });
 
   it("answers 409 when the domain is already tracked", async () => {
+    await tracked();
     for (const domain of [site.origin, domainOf()]) {
       const again = await api.post("/api/intel/competitors", { domain });
       expect(again.status, domain).toBe(409);
@@ -183,12 +204,12 @@ describe("competitors", () => {
   it(
     "checks the competitor: 200 with result ok, changed and summary, and sets lastAnalyzedAt",
     async () => {
-      const baseline = await check();
-      expect(baseline.status, JSON.stringify(baseline.body)).toBe(200);
-      expect(typeof baseline.body.result.ok).toBe("boolean");
-      expect(typeof baseline.body.result.changed).toBe("boolean");
-      expect(typeof baseline.body.result.summary).toBe("string");
-      expect(baseline.body.result.ok).toBe(true);
+      const first = await baseline();
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      expect(typeof first.body.result.ok).toBe("boolean");
+      expect(typeof first.body.result.changed).toBe("boolean");
+      expect(typeof first.body.result.summary).toBe("string");
+      expect(first.body.result.ok).toBe(true);
 
       const analyzed = await listedCompetitor();
       expect(isIsoUtc(analyzed?.lastAnalyzedAt), `lastAnalyzedAt ${analyzed?.lastAnalyzedAt}`).toBe(
@@ -201,9 +222,8 @@ describe("competitors", () => {
   it(
     "reports changed after a price change on the site, and lists the pricing event",
     async () => {
-      const starter = site.state.plans[0];
-      if (starter) starter.price = "$12";
-      const changed = await check();
+      const competitor = (await tracked()).created.body;
+      const changed = await afterPriceChange();
       expect(changed.status).toBe(200);
       expect(changed.body.result).toMatchObject({ ok: true, changed: true });
       expect(typeof changed.body.result.summary).toBe("string");
@@ -242,6 +262,7 @@ describe("competitors", () => {
       const documented = openapi.parameter("GET", "/api/intel/events", "limit").schema.default;
       expect(typeof documented, "the events' limit has a documented default").toBe("number");
       const count = Number(documented);
+      await baseline();
       // A pricing page with more new plans than the default page holds: one event each.
       site.state.plans.push(
         ...Array.from({ length: count + 1 }, (_, i) => ({
@@ -263,6 +284,7 @@ describe("competitors", () => {
   );
 
   it("filters events by each documented severity", async () => {
+    await afterPriceChange();
     const all = await events("?limit=100");
     for (const severity of SEVERITIES) {
       const filtered = await api.get<{ events: IntelEvent[] }>(

@@ -8,6 +8,7 @@ import {
   startLocalProcess,
   stopLocalProcess,
 } from "../support/local-process.js";
+import { shared } from "../support/shared.js";
 import { htmlPage, prose, respond, type Site, startSite } from "../support/sites.js";
 
 /**
@@ -96,30 +97,51 @@ afterAll(async () => {
   await Promise.all([site.close(), model.close()]);
 });
 
-describe("the local runtime, end to end", () => {
-  const ids: Record<string, string> = {};
-
-  it("adds text sources and indexes them", async () => {
-    const texts = {
-      pricing: "# Pricing\nThe Growth plan costs $99 per month and includes unlimited seats.",
-      team: "# Team\nOur marketing team of twelve works from Lisbon and Berlin.",
-      launch: "# Launch\nThe spring launch targets mid-market SaaS companies in Europe.",
+/** Three text sources, added and indexed by the first test that needs them: their answers. */
+const textSources = shared(async () => {
+  const texts = {
+    pricing: "# Pricing\nThe Growth plan costs $99 per month and includes unlimited seats.",
+    team: "# Team\nOur marketing team of twelve works from Lisbon and Berlin.",
+    launch: "# Launch\nThe spring launch targets mid-market SaaS companies in Europe.",
+  };
+  const added: Record<string, { status: number; body: { id: string; status: string } }> = {};
+  for (const [name, text] of Object.entries(texts)) {
+    const res = await call("/api/knowledge", { method: "POST", json: { text, name } });
+    added[name] = {
+      status: res.status,
+      body: (await res.json()) as { id: string; status: string },
     };
-    for (const [name, text] of Object.entries(texts)) {
-      const res = await call("/api/knowledge", { method: "POST", json: { text, name } });
-      expect(res.status).toBe(200);
-      const body = (await res.json()) as { id: string; status: string };
+  }
+  const ids = Object.fromEntries(Object.entries(added).map(([name, { body }]) => [name, body.id]));
+  const indexed = await Promise.all(Object.values(ids).map((id) => waitFor(id, "indexed")));
+  return { added, ids, indexed };
+});
+
+/** The fixture site's pricing page, added by URL and indexed by the first test that needs it. */
+const urlSource = shared(async () => {
+  const res = await call("/api/knowledge", {
+    method: "POST",
+    json: { url: `${site.origin}/pricing` },
+  });
+  const { id } = (await res.json()) as { id: string };
+  return waitFor(id, "indexed");
+});
+
+describe("the local runtime, end to end", () => {
+  it("adds text sources and indexes them", async () => {
+    const { added, indexed } = await textSources();
+    for (const { status, body } of Object.values(added)) {
+      expect(status).toBe(200);
       expect(body).toEqual({ id: expect.stringMatching(/^kb_/), status: "indexing" });
-      ids[name] = body.id;
     }
-    for (const id of Object.values(ids)) {
-      const source = await waitFor(id, "indexed");
+    for (const source of indexed) {
       expect(source.chunk_count).toBeGreaterThan(0);
       expect(source.indexed_at).not.toBeNull();
     }
   });
 
   it("searches, and a disabled source leaves results until enabled again", async () => {
+    const { ids } = await textSources();
     expect((await search("growth plan price"))[0]?.source_id).toBe(ids.pricing);
     const patched = await call(`/api/knowledge/${ids.pricing}`, {
       method: "PATCH",
@@ -132,6 +154,7 @@ describe("the local runtime, end to end", () => {
   });
 
   it("reindexes and deletes; a second delete is a 404", async () => {
+    const { ids } = await textSources();
     const reindexed = await call(`/api/knowledge/${ids.team}/reindex`, { method: "POST" });
     expect(await reindexed.json()).toEqual({ id: ids.team, status: "indexing" });
     await waitFor(ids.team as string, "indexed");
@@ -142,17 +165,14 @@ describe("the local runtime, end to end", () => {
   });
 
   it("indexes a web page added by URL", async () => {
-    const res = await call("/api/knowledge", {
-      method: "POST",
-      json: { url: `${site.origin}/pricing` },
-    });
-    const { id } = (await res.json()) as { id: string };
-    const source = await waitFor(id, "indexed");
+    const source = await urlSource();
+    const { id } = source;
     expect(source).toMatchObject({ type: "url", source_url_or_path: `${site.origin}/pricing` });
     expect((await search("Scale plan 249"))[0]?.source_id).toBe(id);
   });
 
   it("crawls a site into one source per page", async () => {
+    await urlSource();
     const res = await call("/api/knowledge/crawl", {
       method: "POST",
       json: { seedUrl: `${site.origin}/`, maxPages: 10 },
@@ -179,6 +199,7 @@ describe("the local runtime, end to end", () => {
   }, 60_000);
 
   it("answers chat grounded in the knowledge base, with citations", async () => {
+    await textSources();
     const brand = await call("/api/brand", {
       method: "PUT",
       json: { name: "Acme", description: "Analytics for marketing teams" },
@@ -198,29 +219,46 @@ describe("the local runtime, end to end", () => {
     expect(model.prompt()).toContain("Analytics for marketing teams");
   });
 
-  it("logs each request as a JSON line carrying the request id it answered with", async () => {
-    const res = await call("/api/knowledge?limit=1");
-    const requestId = res.headers.get("x-request-id");
-    expect(requestId).toBeTruthy();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const line = server
-      .output()
-      .split("\n")
-      .find((l) => l.includes(`"requestId":"${requestId}"`));
-    expect(line && JSON.parse(line)).toMatchObject({
-      level: "INFO",
-      path: "/api/knowledge",
-      status: 200,
+  it("logs each request as one readable line naming its function and request id", async () => {
+    const listed = await call("/api/knowledge?limit=1");
+    model.fallback("chat", { text: "The Growth plan costs $99 per month [1]." });
+    const chatted = await call("/api/chat", {
+      method: "POST",
+      json: { message: "What does Growth cost?" },
     });
+    await chatted.text();
+    const ids = [listed, chatted].map((res) => res.headers.get("x-request-id") ?? "");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const lines = server.output().split("\n");
+    const about = (id: string) => lines.filter((line) => line.includes(id));
+    const time = "\\d\\d:\\d\\d:\\d\\d";
+    expect(about(ids[0] ?? "")).toEqual([
+      expect.stringMatching(
+        new RegExp(`^${time} GET /api/knowledge 200 \\d+ms knowledge-api req=${ids[0]}$`),
+      ),
+    ]);
+    expect(about(ids[1] ?? "")).toEqual([
+      expect.stringMatching(
+        new RegExp(`^${time} POST /api/chat 200 \\d+ms intel-api req=${ids[1]}$`),
+      ),
+    ]);
+    // Powertools' JSON is for AWS: nothing of it at the terminal, EMF included.
+    expect(lines.filter((line) => line.startsWith("{"))).toEqual([]);
   });
 
   it("keeps everything across a restart on the same data directory", async () => {
+    const { ids } = await textSources();
+    const listed = async () =>
+      ((await (await call("/api/knowledge?limit=100")).json()) as { sources: Source[] }).sources
+        .map(({ id, status, enabled, chunk_count }) => ({ id, status, enabled, chunk_count }))
+        .sort((a, b) => a.id.localeCompare(b.id));
+    const before = await listed();
+    expect(before.map((s) => s.id)).toContain(ids.team);
+    expect(before.every((s) => s.status === "indexed")).toBe(true);
     await stopLocalProcess(server);
     server = await start(dataDir);
-    const list = (await (await call("/api/knowledge")).json()) as { sources: Source[] };
-    expect(list.sources.map((s) => s.id)).toEqual(expect.arrayContaining([ids.pricing, ids.team]));
-    expect(list.sources.map((s) => s.id)).not.toContain(ids.launch);
-    expect(list.sources.every((s) => s.status === "indexed")).toBe(true);
+    // What was there, as it was; what was deleted (the launch, when the test above ran) stays so.
+    expect(await listed()).toEqual(before);
     expect((await search("marketing team Lisbon"))[0]?.source_id).toBe(ids.team);
   }, 60_000);
 });

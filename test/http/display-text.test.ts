@@ -4,7 +4,7 @@ import { loadHtml } from "../../lib/competitors/extract/html.js";
 import { extractCompanyName } from "../../lib/competitors/extract/identity.js";
 import { displayTextProblem, toDisplayText } from "../../lib/display-text.js";
 import { persona } from "../../lib/intel/modules/persona.js";
-import { parseStrict, strictJsonSchema } from "../../lib/llm/structured.js";
+import { parseStrict, strictJsonSchema } from "../../lib/llm/strict-mode.js";
 import { sampleFromSchema } from "../support/fake-openai.js";
 import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
 import { htmlPage, prose, respond, type Site, startSite } from "../support/sites.js";

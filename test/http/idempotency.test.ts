@@ -8,7 +8,7 @@ import {
   IdempotencyKeys,
   idempotentCreates,
 } from "../../lib/http/idempotency.js";
-import { knowledgeApi } from "../../lib/knowledge/sources/api.js";
+import { sourcesRoutes } from "../../lib/knowledge/sources/routes.js";
 import type { Sources } from "../../lib/knowledge/sources/sources.js";
 import { retrieverOn, roomyQuotas, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import { startTestRuntime } from "../support/runtime.js";
@@ -37,7 +37,7 @@ beforeAll(async () => {
     },
     idempotency: (modules) => idempotentCreates(keys, modules),
     modules: [
-      knowledgeApi({
+      sourcesRoutes({
         sources,
         blobs: aws.blobs,
         retriever: retrieverOn(aws),

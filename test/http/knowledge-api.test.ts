@@ -8,9 +8,9 @@ import {
   textLoader,
 } from "../../lib/knowledge/indexing/indexer.js";
 import type { SearchResult } from "../../lib/knowledge/retrieval/retrieval.js";
-import { knowledgeApi } from "../../lib/knowledge/sources/api.js";
+import { sourcesRoutes } from "../../lib/knowledge/sources/routes.js";
 import type { SourceItem, Sources, SourceType } from "../../lib/knowledge/sources/sources.js";
-import { MAX_QUERY_LENGTH } from "../../lib/search/terms.js";
+import { MAX_QUERY_LENGTH } from "../../lib/search/index.js";
 import type { IndexMessage } from "../../lib/store/queue.js";
 import {
   indexerOn,
@@ -476,7 +476,7 @@ describe("search filters", () => {
       app = createServiceApp({
         authenticate: testAuth,
         modules: [
-          knowledgeApi({
+          sourcesRoutes({
             sources,
             blobs: aws.blobs,
             retriever: retrieverOn(aws),

@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeyStore } from "../../lib/auth/keys.js";
 import { createServiceApp } from "../../lib/http/app.js";
 import { bearerAuth } from "../../lib/http/auth.js";
-import { Artifacts } from "../../lib/intel/artifacts.js";
-import { artifactsApi } from "../../lib/intel/artifacts-api.js";
-import { MAX_ARTIFACT_BYTES } from "../../lib/intel/artifacts-routes.js";
+import { Artifacts } from "../../lib/intel/artifacts/artifacts.js";
+import { MAX_ARTIFACT_BYTES } from "../../lib/intel/artifacts/contract.js";
+import { artifactsRoutes } from "../../lib/intel/artifacts/routes.js";
 import { kpi } from "../../lib/intel/modules/kpi.js";
 import { persona } from "../../lib/intel/modules/persona.js";
-import { parseStrict, strictJsonSchema } from "../../lib/llm/structured.js";
+import { parseStrict, strictJsonSchema } from "../../lib/llm/strict-mode.js";
 import { startAws, type TestAws } from "../support/aws.js";
 import { sampleFromSchema } from "../support/fake-openai.js";
 
@@ -79,7 +79,7 @@ beforeAll(async () => {
   [acme, other] = await Promise.all([key("Acme"), key("Other")]);
   app = createServiceApp({
     authenticate: bearerAuth(keys),
-    modules: [artifactsApi({ artifacts: new Artifacts(aws.table) })],
+    modules: [artifactsRoutes({ artifacts: new Artifacts(aws.table) })],
   });
 });
 afterAll(() => aws.close());

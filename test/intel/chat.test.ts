@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { NOTHING_FOUND } from "../../lib/intel/chat.js";
+import { NOTHING_FOUND } from "../../lib/intel/chat/grounded-chat.js";
 import type { SourceItem } from "../../lib/knowledge/sources/sources.js";
 import { type Intel, readEvents, startIntel, type Workspace } from "./setup.js";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { BrandProfiles } from "../../lib/intel/brand.js";
+import { BrandProfiles } from "../../lib/intel/brand/profiles.js";
 import { modelBriefWriter } from "../../lib/intel/competitor-brief.js";
 import { Quotas } from "../../lib/limits/quotas.js";
 import { servicesFor, startWorld, type World } from "../competitors/world.js";
@@ -37,6 +37,7 @@ async function tracked(name: string, modelCalls = 100) {
     upload_bytes: 1,
     model_calls: modelCalls,
     competitor_checks: 1,
+    exports: 1,
   });
   const briefWriter = modelBriefWriter({ llm: llmFor(fake).chat, brands, quotas });
   const services = servicesFor(world.aws, world.site, { briefWriter });

@@ -7,17 +7,17 @@ import { Snapshots } from "../../lib/competitors/snapshot.js";
 import { createServiceApp } from "../../lib/http/app.js";
 import { bearerAuth } from "../../lib/http/auth.js";
 import { openApiDocument } from "../../lib/http/docs.js";
-import { Artifacts } from "../../lib/intel/artifacts.js";
-import { artifactsApi } from "../../lib/intel/artifacts-api.js";
+import { Artifacts } from "../../lib/intel/artifacts/artifacts.js";
+import { artifactsRoutes } from "../../lib/intel/artifacts/routes.js";
 import { CompetitorIntel } from "../../lib/intel/competitor-context.js";
-import { IntelGenerator } from "../../lib/intel/generate.js";
-import { generateApi } from "../../lib/intel/generate-api.js";
-import { generateRoutes } from "../../lib/intel/generate-routes.js";
+import { generateContract } from "../../lib/intel/generate/contract.js";
+import { IntelGenerator } from "../../lib/intel/generate/generator.js";
+import { generateRoutes } from "../../lib/intel/generate/routes.js";
 import { ALL_MODULES } from "../../lib/intel/modules/index.js";
 import type { IntelModule } from "../../lib/intel/modules/module.js";
 import { Quotas } from "../../lib/limits/quotas.js";
 import type { LlmSettings } from "../../lib/llm/settings.js";
-import { strictJsonSchema } from "../../lib/llm/structured.js";
+import { strictJsonSchema } from "../../lib/llm/strict-mode.js";
 import { llmFor } from "../llm/helpers.js";
 import { retrieverOn, roomyQuotas } from "../support/aws.js";
 import type { RecordedRequest } from "../support/fake-openai.js";
@@ -107,7 +107,7 @@ function intelApp(options: Options = {}) {
   });
   return createServiceApp({
     authenticate: bearerAuth(new KeyStore(table, 0)),
-    modules: [generateApi({ generator }), artifactsApi({ artifacts: new Artifacts(table) })],
+    modules: [generateRoutes({ generator }), artifactsRoutes({ artifacts: new Artifacts(table) })],
   });
 }
 
@@ -509,6 +509,7 @@ describe("refusals", () => {
       upload_bytes: 1,
       model_calls: 1,
       competitor_checks: 1,
+      exports: 1,
     });
     const limited = intelApp({ quotas });
     const ws = await intel.workspace("Limited");
@@ -583,7 +584,7 @@ describe("the document's inputs", () => {
   });
 
   it("shows suggested values as examples, not as an enumeration", async () => {
-    const doc = openApiDocument(generateRoutes);
+    const doc = openApiDocument(generateContract);
     const schemas = doc.components?.schemas as Record<string, { properties: Record<string, Json> }>;
     const kpi = schemas.KpiRequest?.properties ?? {};
     expect(kpi.stage).toMatchObject({ examples: expect.arrayContaining(["launch", "growth"]) });

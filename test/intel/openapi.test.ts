@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { openApiDocument } from "../../lib/http/docs.js";
-import { intelRoutes } from "../../lib/intel/routes.js";
+import { brandContract } from "../../lib/intel/brand/contract.js";
+import { chatContract } from "../../lib/intel/chat/contract.js";
 
 describe("the intel routes' OpenAPI reference", () => {
-  const document = openApiDocument(intelRoutes);
+  const document = openApiDocument([...brandContract, ...chatContract]);
 
   it("documents brand and chat, with the model errors and the event stream", () => {
     expect(Object.keys(document.paths ?? {})).toEqual(["/api/brand", "/api/chat"]);

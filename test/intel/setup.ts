@@ -1,9 +1,10 @@
 import { KeyStore } from "../../lib/auth/keys.js";
 import { createServiceApp } from "../../lib/http/app.js";
 import { bearerAuth } from "../../lib/http/auth.js";
-import { intelApi } from "../../lib/intel/api.js";
-import { BrandProfiles } from "../../lib/intel/brand.js";
-import { GroundedChat } from "../../lib/intel/chat.js";
+import { BrandProfiles } from "../../lib/intel/brand/profiles.js";
+import { brandRoutes } from "../../lib/intel/brand/routes.js";
+import { GroundedChat } from "../../lib/intel/chat/grounded-chat.js";
+import { chatRoutes } from "../../lib/intel/chat/routes.js";
 import { textLoader } from "../../lib/knowledge/indexing/indexer.js";
 import { type SourceItem, Sources } from "../../lib/knowledge/sources/sources.js";
 import type { LlmSettings } from "../../lib/llm/settings.js";
@@ -39,8 +40,8 @@ export async function startIntel(settings: Partial<LlmSettings> = {}) {
   const app = createServiceApp({
     authenticate: bearerAuth(keys),
     modules: [
-      intelApi({
-        brands,
+      brandRoutes({ brands }),
+      chatRoutes({
         chat: new GroundedChat({ retriever, brands, llm: llm.chat, quotas: roomyQuotas(table) }),
       }),
     ],

@@ -2,11 +2,11 @@ import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
 import { openApiDocument } from "../../lib/http/docs.js";
-import { crawlApi } from "../../lib/knowledge/crawl/api.js";
+import { crawlContract } from "../../lib/knowledge/crawl/contract.js";
 import { Crawler } from "../../lib/knowledge/crawl/crawler.js";
 import { Crawls } from "../../lib/knowledge/crawl/crawls.js";
 import { crawlRoutes } from "../../lib/knowledge/crawl/routes.js";
-import { knowledgeApi } from "../../lib/knowledge/sources/api.js";
+import { sourcesRoutes } from "../../lib/knowledge/sources/routes.js";
 import { Sources } from "../../lib/knowledge/sources/sources.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { PoliteSession } from "../../lib/web/session.js";
@@ -85,17 +85,21 @@ describe("crawl API", () => {
     });
     strictApp = createServiceApp({
       authenticate: testAuth,
-      modules: [crawlApi({ crawls, sources, allowPrivate: false, quotas: roomyQuotas(aws.table) })],
+      modules: [
+        crawlRoutes({ crawls, sources, allowPrivate: false, quotas: roomyQuotas(aws.table) }),
+      ],
     });
     localApp = createServiceApp({
       authenticate: testAuth,
-      modules: [crawlApi({ crawls, sources, allowPrivate: true, quotas: roomyQuotas(aws.table) })],
+      modules: [
+        crawlRoutes({ crawls, sources, allowPrivate: true, quotas: roomyQuotas(aws.table) }),
+      ],
     });
     fullApp = createServiceApp({
       authenticate: testAuth,
       modules: [
-        crawlApi({ crawls, sources, allowPrivate: true, quotas: roomyQuotas(aws.table) }),
-        knowledgeApi({
+        crawlRoutes({ crawls, sources, allowPrivate: true, quotas: roomyQuotas(aws.table) }),
+        sourcesRoutes({
           sources,
           blobs: aws.blobs,
           retriever: retrieverOn(aws),
@@ -478,7 +482,7 @@ describe("crawl API", () => {
   });
 
   it("documents its routes", () => {
-    const doc = openApiDocument(crawlRoutes);
+    const doc = openApiDocument(crawlContract);
     expect(Object.keys(doc.paths ?? {}).sort()).toEqual([
       "/api/knowledge/crawl",
       "/api/knowledge/crawl/{crawlId}",

@@ -1,10 +1,10 @@
 import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
-import { crawlApi } from "../../lib/knowledge/crawl/api.js";
 import { Crawler } from "../../lib/knowledge/crawl/crawler.js";
 import { Crawls } from "../../lib/knowledge/crawl/crawls.js";
-import type { CrawlItem } from "../../lib/knowledge/crawl/store.js";
+import type { CrawlItem } from "../../lib/knowledge/crawl/records.js";
+import { crawlRoutes } from "../../lib/knowledge/crawl/routes.js";
 import { Sources } from "../../lib/knowledge/sources/sources.js";
 import { Quotas } from "../../lib/limits/quotas.js";
 import { wsKey } from "../../lib/store/table.js";
@@ -63,11 +63,12 @@ beforeAll(async () => {
     upload_bytes: 0,
     model_calls: 0,
     competitor_checks: 0,
+    exports: 0,
   });
   app = createServiceApp({
     authenticate: testAuth,
     modules: [
-      crawlApi({
+      crawlRoutes({
         crawls,
         sources: new Sources({ table: aws.table, blobs: aws.blobs, indexQueue: aws.queue("idx") }),
         allowPrivate: true,

@@ -1,13 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ContentClaims } from "../../lib/knowledge/crawl/content-claims.js";
 import { Crawls } from "../../lib/knowledge/crawl/crawls.js";
 import {
-  type CrawlItem,
+  CrawlFrontier,
   type CrawlPageItem,
-  CrawlStore,
   type Discovery,
   maxDiscovered,
   type PageOutcome,
-} from "../../lib/knowledge/crawl/store.js";
+} from "../../lib/knowledge/crawl/frontier.js";
+import { HostPace } from "../../lib/knowledge/crawl/host-pace.js";
+import {
+  CRAWL_HELPER_DAYS,
+  type CrawlItem,
+  CrawlRecords,
+} from "../../lib/knowledge/crawl/records.js";
 import { type QuotaCharge, Quotas } from "../../lib/limits/quotas.js";
 import { type Item, Table, wsKey } from "../../lib/store/table.js";
 import { FetchError } from "../../lib/web/errors.js";
@@ -57,8 +63,26 @@ beforeAll(async () => {
 });
 afterAll(() => aws.close());
 
+/** A crawl's state in the table, one writer per kind of record. */
+interface CrawlState {
+  records: CrawlRecords;
+  frontier: CrawlFrontier;
+  contents: ContentClaims;
+  pace: HostPace;
+}
+
+function crawlState(table: Table, queue: ReturnType<typeof recordingQueue>): CrawlState {
+  const records = new CrawlRecords({ table });
+  return {
+    records,
+    frontier: new CrawlFrontier({ table, queue, watchSeconds: WATCH_SECONDS, records }),
+    contents: new ContentClaims({ table }),
+    pace: new HostPace({ table }),
+  };
+}
+
 interface World {
-  store: CrawlStore;
+  store: CrawlState;
   crawls: Crawls;
   queue: ReturnType<typeof recordingQueue>;
   crawl: CrawlItem;
@@ -72,7 +96,7 @@ interface World {
 
 async function world(maxPages = 100, quota?: QuotaCharge): Promise<World> {
   const queue = recordingQueue(`crawl-store-${++queues}`);
-  const store = new CrawlStore({ table: aws.table, queue, watchSeconds: WATCH_SECONDS });
+  const store = crawlState(aws.table, queue);
   const crawls = new Crawls({ table: aws.table, queue, watchSeconds: WATCH_SECONDS });
   const crawl = await crawls.start(
     WS,
@@ -103,11 +127,11 @@ async function world(maxPages = 100, quota?: QuotaCharge): Promise<World> {
   };
 }
 
-async function all(store: CrawlStore, crawl: CrawlItem): Promise<CrawlPageItem[]> {
+async function all(store: CrawlState, crawl: CrawlItem): Promise<CrawlPageItem[]> {
   const pages: CrawlPageItem[] = [];
   let cursor: string | undefined;
   do {
-    const page = await store.listPages(crawl, undefined, 100, cursor);
+    const page = await store.frontier.listPages(crawl, undefined, 100, cursor);
     pages.push(...page.items);
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
@@ -169,11 +193,11 @@ describe("the table layout", () => {
 describe("discover", () => {
   it("records each URL once, counts it, and queues only the pages to crawl", async () => {
     const w = await world();
-    await w.store.discover(w.crawl, [
+    await w.store.frontier.discover(w.crawl, [
       ...found("/a", "/a", "/c"),
       { url: `${ORIGIN}/b`, depth: 2, skip: { reason: "robots", message: "robots.txt says no" } },
     ]);
-    await w.store.discover(w.crawl, found("/a", "/c", "/d"));
+    await w.store.frontier.discover(w.crawl, found("/a", "/c", "/d"));
     expect(counts(await w.now())).toMatchObject({ pagesDiscovered: 5, pagesSkipped: 1 });
     expect(await w.page("/b")).toMatchObject({
       status: "skipped",
@@ -191,7 +215,7 @@ describe("discover", () => {
   it("queues every page it records, ten to a request", async () => {
     const w = await world();
     const paths = Array.from({ length: 25 }, (_, i) => `/many/${i}`);
-    await w.store.discover(w.crawl, found(...paths));
+    await w.store.frontier.discover(w.crawl, found(...paths));
     const name = w.queue.url.split("/").pop() ?? "";
     const pending = aws.queues
       .pending(name)
@@ -211,17 +235,17 @@ describe("discover", () => {
       writes.push(item.sk);
       return aws.table.create(item);
     };
-    const store = new CrawlStore({ table, queue: w.queue, watchSeconds: WATCH_SECONDS });
+    const store = crawlState(table, w.queue);
     // The seed was recorded by the crawl's start: a write that finds it there.
-    await store.discover(w.crawl, found("/", "/a"));
-    await store.discover(w.crawl, found("/a", "/", "/b"));
+    await store.frontier.discover(w.crawl, found("/", "/a"));
+    await store.frontier.discover(w.crawl, found("/a", "/", "/b"));
     expect(writes).toEqual([
       (await w.page("/")).sk,
       (await w.page("/a")).sk,
       (await w.page("/b")).sk,
     ]);
     // Another process still records each URL once.
-    await w.store.discover(w.crawl, found("/a", "/b", "/c"));
+    await w.store.frontier.discover(w.crawl, found("/a", "/b", "/c"));
     expect(counts(await w.now())).toMatchObject({ pagesDiscovered: 4 });
     expect(w.queued()).toHaveLength(4);
   });
@@ -231,30 +255,36 @@ describe("discover", () => {
       110, 150, 10_000, 10_000,
     ]);
     const w = await world(1);
-    await w.store.discover(w.crawl, found(...Array.from({ length: 60 }, (_, i) => `/p${i}`)));
+    await w.store.frontier.discover(
+      w.crawl,
+      found(...Array.from({ length: 60 }, (_, i) => `/p${i}`)),
+    );
     // The stale item still says 1 page: room is counted on the crawl as it is now.
-    await w.store.discover(w.crawl, found(...Array.from({ length: 60 }, (_, i) => `/q${i}`)));
+    await w.store.frontier.discover(
+      w.crawl,
+      found(...Array.from({ length: 60 }, (_, i) => `/q${i}`)),
+    );
     expect((await w.now()).pagesDiscovered).toBe(110);
     expect(await w.pages()).toHaveLength(110);
-    await w.store.discover(w.crawl, found("/one-more"));
+    await w.store.frontier.discover(w.crawl, found("/one-more"));
     expect(await w.pages()).toHaveLength(110);
   });
 
   it("marks no progress when it finds nothing new", async () => {
     const w = await world();
-    await w.store.discover(w.crawl, found("/a"));
+    await w.store.frontier.discover(w.crawl, found("/a"));
     const before = await w.now();
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await w.store.discover(w.crawl, found("/", "/a"));
+    await w.store.frontier.discover(w.crawl, found("/", "/a"));
     expect((await w.now()).updatedAt).toBe(before.updatedAt);
-    await w.store.discover(w.crawl, found("/b"));
+    await w.store.frontier.discover(w.crawl, found("/b"));
     expect((await w.now()).updatedAt > before.updatedAt).toBe(true);
   });
 
   it("records nothing for a crawl that is gone", async () => {
     const w = await world();
     const gone = { ...w.crawl, crawlId: "crawl_gone", sk: "CRAWL#crawl_gone" };
-    await w.store.discover(gone, found("/a"));
+    await w.store.frontier.discover(gone, found("/a"));
     expect(await aws.table.all(wsKey(WS), "CRAWLPAGE#crawl_gone#")).toEqual([]);
   });
 
@@ -263,7 +293,7 @@ describe("discover", () => {
     await w.crawls.cancel(WS, w.crawl.crawlId);
     const before = await w.now();
     const sent = w.queue.sent.length;
-    await w.store.discover(w.crawl, found("/late"));
+    await w.store.frontier.discover(w.crawl, found("/late"));
     expect(counts(await w.now())).toEqual(counts(before));
     expect(await w.pages()).toHaveLength(1);
     expect(w.queue.sent).toHaveLength(sent);
@@ -274,7 +304,7 @@ describe("discover", () => {
     const months = (from: number, to: number) =>
       Array.from({ length: to - from }, (_, i) => `/calendar?month=${from + i}`);
     // Pages found already skipped (out of scope) take no variant.
-    await w.store.discover(
+    await w.store.frontier.discover(
       w.crawl,
       months(100, 110).map((path) => ({
         url: `${ORIGIN}${path}`,
@@ -282,8 +312,8 @@ describe("discover", () => {
         skip: { reason: "filter" as const, message: "out" },
       })),
     );
-    await w.store.discover(w.crawl, found(...months(0, 15), "/calendar", "/other?x=1"));
-    await w.store.discover(w.crawl, found(...months(15, 25)));
+    await w.store.frontier.discover(w.crawl, found(...months(0, 15), "/calendar", "/other?x=1"));
+    await w.store.frontier.discover(w.crawl, found(...months(15, 25)));
     const pages = await w.pages();
     const calendar = pages.filter((p) => p.url.includes("/calendar?"));
     expect(calendar.filter((p) => p.status === "queued")).toHaveLength(20);
@@ -301,17 +331,20 @@ describe("discover", () => {
 describe("finishing pages", () => {
   it("settles a page once and counts it by its outcome", async () => {
     const w = await world();
-    await w.store.discover(w.crawl, found("/a", "/b", "/c"));
+    await w.store.frontier.discover(w.crawl, found("/a", "/b", "/c"));
     const [a, b, c] = await Promise.all(["/a", "/b", "/c"].map((p) => w.page(p)));
-    await w.store.finishPage(w.crawl, a as CrawlPageItem, indexed);
-    await w.store.finishPage(w.crawl, a as CrawlPageItem, { ...indexed, status: "failed" });
-    await w.store.finishPage(w.crawl, b as CrawlPageItem, {
+    await w.store.frontier.finishPage(w.crawl, a as CrawlPageItem, indexed);
+    await w.store.frontier.finishPage(w.crawl, a as CrawlPageItem, {
+      ...indexed,
+      status: "failed",
+    });
+    await w.store.frontier.finishPage(w.crawl, b as CrawlPageItem, {
       status: "skipped",
       reason: "http_error",
       message: "404",
       httpStatus: 404,
     });
-    await w.store.finishPage(w.crawl, c as CrawlPageItem, {
+    await w.store.frontier.finishPage(w.crawl, c as CrawlPageItem, {
       status: "failed",
       reason: "timeout",
       message: "slow",
@@ -338,10 +371,10 @@ describe("finishing pages", () => {
 
   it("marks progress with each page finished", async () => {
     const w = await world();
-    await w.store.discover(w.crawl, found("/a"));
+    await w.store.frontier.discover(w.crawl, found("/a"));
     const before = await w.now();
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await w.store.finishPage(w.crawl, await w.page("/a"), indexed);
+    await w.store.frontier.finishPage(w.crawl, await w.page("/a"), indexed);
     expect((await w.now()).updatedAt > before.updatedAt).toBe(true);
   });
 
@@ -349,7 +382,7 @@ describe("finishing pages", () => {
     const w = await world();
     const seed = await w.page("/");
     await aws.table.delete(w.crawl.pk, w.crawl.sk);
-    await expect(w.store.finishPage(w.crawl, seed, indexed)).rejects.toThrow(
+    await expect(w.store.frontier.finishPage(w.crawl, seed, indexed)).rejects.toThrow(
       `Crawl ${w.crawl.crawlId} is gone`,
     );
   });
@@ -358,19 +391,29 @@ describe("finishing pages", () => {
     const w = await world();
     const [seed] = await w.pages();
     await Promise.all(
-      Array.from({ length: 6 }, () => w.store.finishPage(w.crawl, seed as CrawlPageItem, indexed)),
+      Array.from({ length: 6 }, () =>
+        w.store.frontier.finishPage(w.crawl, seed as CrawlPageItem, indexed),
+      ),
     );
     expect(await w.now()).toMatchObject({ status: "completed", pagesIndexed: 1 });
   });
 
   it("completes the crawl when its last pending page finishes, not before", async () => {
     const w = await world();
-    await w.store.discover(w.crawl, found("/a", "/b"));
+    await w.store.frontier.discover(w.crawl, found("/a", "/b"));
     const [seed, a, b] = [await w.page("/"), await w.page("/a"), await w.page("/b")];
-    await w.store.finishPage(w.crawl, seed, indexed);
-    await w.store.finishPage(w.crawl, a, { status: "failed", reason: "timeout", message: "slow" });
+    await w.store.frontier.finishPage(w.crawl, seed, indexed);
+    await w.store.frontier.finishPage(w.crawl, a, {
+      status: "failed",
+      reason: "timeout",
+      message: "slow",
+    });
     expect(await w.now()).toMatchObject({ status: "indexing", finishedAt: null });
-    await w.store.finishPage(w.crawl, b, { status: "skipped", reason: "empty", message: "" });
+    await w.store.frontier.finishPage(w.crawl, b, {
+      status: "skipped",
+      reason: "empty",
+      message: "",
+    });
     const done = await w.now();
     expect(done.status).toBe("completed");
     expect(Date.parse(done.finishedAt ?? "")).toBeGreaterThan(Date.parse(done.startedAt) - 1);
@@ -378,22 +421,22 @@ describe("finishing pages", () => {
 
   it("completes the crawl when it indexed maxPages, with pages still pending", async () => {
     const w = await world(2);
-    await w.store.discover(w.crawl, found("/a", "/b", "/c"));
-    await w.store.finishPage(w.crawl, await w.page("/"), indexed);
+    await w.store.frontier.discover(w.crawl, found("/a", "/b", "/c"));
+    await w.store.frontier.finishPage(w.crawl, await w.page("/"), indexed);
     expect((await w.now()).status).toBe("indexing");
-    await w.store.finishPage(w.crawl, await w.page("/a"), indexed);
+    await w.store.frontier.finishPage(w.crawl, await w.page("/a"), indexed);
     expect(await w.now()).toMatchObject({ status: "completed", pagesIndexed: 2 });
   });
 
   it("does not reopen, re-end or count on a crawl that was cancelled", async () => {
     const w = await world();
     const cancelled = await w.crawls.cancel(WS, w.crawl.crawlId);
-    await w.store.finishPage(w.crawl, await w.page("/"), {
+    await w.store.frontier.finishPage(w.crawl, await w.page("/"), {
       status: "skipped",
       reason: "cancelled",
       message: "stopped",
     });
-    await w.store.discover(w.crawl, [{ url: `${ORIGIN}/late`, depth: 1 }]);
+    await w.store.frontier.discover(w.crawl, [{ url: `${ORIGIN}/late`, depth: 1 }]);
     const now = await w.now();
     expect(now).toMatchObject({ status: "cancelled", finishedAt: cancelled.finishedAt });
     // Its counters stay as the cancel left them.
@@ -406,18 +449,18 @@ describe("finishing pages", () => {
 describe("index slots", () => {
   it("gives at most maxPages distinct pages a slot, and a page the slot it holds again", async () => {
     const w = await world(2);
-    expect(await w.store.takeSlot(w.crawl, "p1")).toBe(true);
-    expect(await w.store.takeSlot(w.crawl, "p1")).toBe(true);
-    expect(await w.store.takeSlot(w.crawl, "p2")).toBe(true);
-    expect(await w.store.takeSlot(w.crawl, "p3")).toBe(false);
-    expect(await w.store.takeSlot(w.crawl, "p1")).toBe(true);
+    expect(await w.store.records.takeSlot(w.crawl, "p1")).toBe(true);
+    expect(await w.store.records.takeSlot(w.crawl, "p1")).toBe(true);
+    expect(await w.store.records.takeSlot(w.crawl, "p2")).toBe(true);
+    expect(await w.store.records.takeSlot(w.crawl, "p3")).toBe(false);
+    expect(await w.store.records.takeSlot(w.crawl, "p1")).toBe(true);
     expect([...((await w.now()).slots ?? [])].sort()).toEqual(["p1", "p2"]);
   });
 
   it("hands out exactly maxPages slots to pages racing for them", async () => {
     const w = await world(3);
     const taken = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => w.store.takeSlot(w.crawl, `page${i}`)),
+      Array.from({ length: 12 }, (_, i) => w.store.records.takeSlot(w.crawl, `page${i}`)),
     );
     expect(taken.filter(Boolean)).toHaveLength(3);
     expect((await w.now()).slots?.size).toBe(3);
@@ -425,29 +468,29 @@ describe("index slots", () => {
 
   it("gives no slot once the crawl stopped, not even the one a page held", async () => {
     const w = await world();
-    expect(await w.store.takeSlot(w.crawl, "held")).toBe(true);
+    expect(await w.store.records.takeSlot(w.crawl, "held")).toBe(true);
     await w.crawls.cancel(WS, w.crawl.crawlId);
-    expect(await w.store.takeSlot(w.crawl, "held")).toBe(false);
-    expect(await w.store.takeSlot(w.crawl, "new")).toBe(false);
+    expect(await w.store.records.takeSlot(w.crawl, "held")).toBe(false);
+    expect(await w.store.records.takeSlot(w.crawl, "new")).toBe(false);
   });
 });
 
 describe("content and politeness", () => {
   it("gives a content hash to the first page that claims it", async () => {
     const w = await world();
-    await w.store.discover(w.crawl, found("/a", "/copy"));
+    await w.store.frontier.discover(w.crawl, found("/a", "/copy"));
     const [a, copy] = [await w.page("/a"), await w.page("/copy")];
-    expect(await w.store.claimContent(a, "hash1")).toBeUndefined();
-    expect(await w.store.claimContent(copy, "hash1")).toBe(`${ORIGIN}/a`);
+    expect(await w.store.contents.claim(a, "hash1")).toBeUndefined();
+    expect(await w.store.contents.claim(copy, "hash1")).toBe(`${ORIGIN}/a`);
     // The owner asking again (a retried message) still owns it.
-    expect(await w.store.claimContent(a, "hash1")).toBeUndefined();
-    expect(await w.store.claimContent(copy, "hash2")).toBeUndefined();
+    expect(await w.store.contents.claim(a, "hash1")).toBeUndefined();
+    expect(await w.store.contents.claim(copy, "hash2")).toBeUndefined();
   });
 
   it("hands out a host's slots one gap apart, in turn, to callers racing for them", async () => {
     const w = await world();
     const claim = (host: string, now: number, aheadMs = 1e9) =>
-      w.store.claimHostSlot(w.crawl, host, 1_500, now, aheadMs);
+      w.store.pace.claimSlot(w.crawl, host, 1_500, now, aheadMs);
     const slots = await Promise.all(Array.from({ length: 5 }, () => claim("site.example", 1_000)));
     const starts = slots.map((turn) => ("slot" in turn ? turn.slot : -1));
     // The floor (1.5 s) is above where the pace starts (1 s), so it is the gap.
@@ -470,12 +513,12 @@ describe("content and politeness", () => {
       requests.push("change");
       return aws.table.change(pk, sk, change);
     };
-    const store = new CrawlStore({ table, queue: w.queue, watchSeconds: WATCH_SECONDS });
-    await store.claimHostSlot(w.crawl, "race.example", 100, 1_000, 1e9);
+    const store = crawlState(table, w.queue);
+    await store.pace.claimSlot(w.crawl, "race.example", 100, 1_000, 1e9);
     requests.length = 0;
     const slots = await Promise.all(
       Array.from({ length: 8 }, () =>
-        store.claimHostSlot(w.crawl, "race.example", 100, 1_000, 1e9),
+        store.pace.claimSlot(w.crawl, "race.example", 100, 1_000, 1e9),
       ),
     );
     const starts = slots.map((turn) => ("slot" in turn ? turn.slot : -1)).sort((x, y) => x - y);
@@ -488,23 +531,23 @@ describe("content and politeness", () => {
     const w = await world();
     const host = "pace.example";
     const gapAfter = async (now: number) => {
-      const first = await w.store.claimHostSlot(w.crawl, host, 100, now, 1e9);
-      const second = await w.store.claimHostSlot(w.crawl, host, 100, now, 1e9);
+      const first = await w.store.pace.claimSlot(w.crawl, host, 100, now, 1e9);
+      const second = await w.store.pace.claimSlot(w.crawl, host, 100, now, 1e9);
       return "slot" in first && "slot" in second ? second.slot - first.slot : -1;
     };
     expect(await gapAfter(1_000)).toBe(1_000);
     for (let i = 0; i < 8; i++) {
-      await w.store.observeHost(w.crawl, host, { latencyMs: 10 }, 100);
+      await w.store.pace.observe(w.crawl, host, { latencyMs: 10 }, 100);
     }
     expect(await gapAfter(10_000)).toBe(100);
     // A slow answer slows it down.
-    await w.store.observeHost(w.crawl, host, { latencyMs: 2_000 }, 100);
+    await w.store.pace.observe(w.crawl, host, { latencyMs: 2_000 }, 100);
     expect(await gapAfter(20_000)).toBe(2_050);
     // A 429 asking for 60 s moves the next slot out that far and doubles the gap.
     const before = Date.now();
     const busy = new FetchError("http_error", "busy", 429, 60_000);
-    await w.store.observeHost(w.crawl, host, { error: busy }, 100);
-    const turn = await w.store.claimHostSlot(w.crawl, host, 100, Date.now(), 1_000);
+    await w.store.pace.observe(w.crawl, host, { error: busy }, 100);
+    const turn = await w.store.pace.claimSlot(w.crawl, host, 100, Date.now(), 1_000);
     expect("retryAt" in turn && turn.retryAt).toBeGreaterThanOrEqual(before + 60_000);
     expect(await gapAfter(Date.now() + 120_000)).toBe(4_100);
   });
@@ -519,32 +562,24 @@ describe("content and politeness", () => {
         return undefined;
       }
     }
-    const contended = new CrawlStore({
-      table: new Contended(aws.table.doc, aws.table.name),
-      queue: w.queue,
-      watchSeconds: WATCH_SECONDS,
-    });
-    await w.store.claimHostSlot(w.crawl, "busy.example", 100, 1_000, 1e9);
-    await expect(contended.claimHostSlot(w.crawl, "busy.example", 100, 1_000, 1e9)).rejects.toThrow(
-      "Too much contention for the politeness slot of busy.example",
-    );
+    const contended = crawlState(new Contended(aws.table.doc, aws.table.name), w.queue);
+    await w.store.pace.claimSlot(w.crawl, "busy.example", 100, 1_000, 1e9);
+    await expect(
+      contended.pace.claimSlot(w.crawl, "busy.example", 100, 1_000, 1e9),
+    ).rejects.toThrow("Too much contention for the politeness slot of busy.example");
     expect(attempts).toBe(10);
   });
 
   it("lets store errors other than a failed condition through", async () => {
     const w = await world();
-    const missing = new CrawlStore({
-      table: new Table(aws.table.doc, "no-such-table"),
-      queue: w.queue,
-      watchSeconds: WATCH_SECONDS,
-    });
-    await expect(missing.takeSlot(w.crawl, "p1")).rejects.toThrow();
-    await expect(missing.end(w.crawl, "failed", "x")).rejects.toThrow();
+    const missing = crawlState(new Table(aws.table.doc, "no-such-table"), w.queue);
+    await expect(missing.records.takeSlot(w.crawl, "p1")).rejects.toThrow();
+    await expect(missing.records.end(w.crawl, "failed", "x")).rejects.toThrow();
   });
 
   it("sends a page back with the delay until its turn", async () => {
     const w = await world();
-    await w.store.sendPage(w.crawl, "later", Date.now() + 10_000);
+    await w.store.frontier.sendPage(w.crawl, "later", Date.now() + 10_000);
     const last = w.queue.sent.at(-1);
     expect(last?.message).toEqual({
       kind: "crawl-page",
@@ -561,28 +596,33 @@ describe("ending, recounting and nudging", () => {
   it("ends only a running crawl, once, with the counts given", async () => {
     const w = await world();
     const recounted = { pagesDiscovered: 9, pagesIndexed: 4, pagesSkipped: 3, pagesFailed: 2 };
-    const ended = await w.store.end(w.crawl, "failed", "stuck", recounted);
+    const ended = await w.store.records.end(w.crawl, "failed", "stuck", recounted);
     expect(ended).toMatchObject({ status: "failed", lastError: "stuck", ...recounted });
     expect(ended?.finishedAt).toBeTruthy();
-    expect(await w.store.end(w.crawl, "completed", null)).toBeUndefined();
+    expect(await w.store.records.end(w.crawl, "completed", null)).toBeUndefined();
     expect(await w.now()).toMatchObject(recounted);
     // The recount is the truth, zeros included.
     const other = await world();
-    await other.store.discover(other.crawl, found("/a"));
+    await other.store.frontier.discover(other.crawl, found("/a"));
     const zeros = { pagesDiscovered: 0, pagesIndexed: 0, pagesSkipped: 0, pagesFailed: 0 };
-    expect(await other.store.end(other.crawl, "completed", null, zeros)).toMatchObject(zeros);
+    expect(await other.store.records.end(other.crawl, "completed", null, zeros)).toMatchObject(
+      zeros,
+    );
     expect(await w.now()).toMatchObject({ status: "failed", lastError: "stuck" });
   });
 
   it("recounts a crawl from its pages", async () => {
     const w = await world();
-    await w.store.discover(w.crawl, [
+    await w.store.frontier.discover(w.crawl, [
       ...found("/a", "/b"),
       { url: `${ORIGIN}/x`, depth: 1, skip: { reason: "filter", message: "out" } },
     ]);
-    await w.store.finishPage(w.crawl, await w.page("/a"), indexed);
-    await w.store.finishPage(w.crawl, await w.page("/b"), { ...indexed, status: "failed" });
-    const { counts: recounted, queued } = await w.store.recount(w.crawl);
+    await w.store.frontier.finishPage(w.crawl, await w.page("/a"), indexed);
+    await w.store.frontier.finishPage(w.crawl, await w.page("/b"), {
+      ...indexed,
+      status: "failed",
+    });
+    const { counts: recounted, queued } = await w.store.frontier.recount(w.crawl);
     expect(recounted).toEqual({
       pagesDiscovered: 4,
       pagesIndexed: 1,
@@ -596,32 +636,112 @@ describe("ending, recounting and nudging", () => {
     const w = await world();
     const before = await w.now();
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await w.store.nudged(before);
+    await w.store.records.nudge(before);
     const once = await w.now();
     expect(once.nudges).toBe(1);
     expect(once.updatedAt > before.updatedAt).toBe(true);
-    await w.store.nudged(once);
+    await w.store.records.nudge(once);
     expect((await w.now()).nudges).toBe(2);
   });
 
   it("lists pages by status, a page at a time", async () => {
     const w = await world();
-    await w.store.discover(w.crawl, [
+    await w.store.frontier.discover(w.crawl, [
       ...found("/a", "/b", "/c"),
       { url: `${ORIGIN}/x`, depth: 1, skip: { reason: "filter", message: "out" } },
     ]);
-    const first = await w.store.listPages(w.crawl, ["queued"], 2, undefined);
-    const rest = await w.store.listPages(w.crawl, ["queued"], 2, first.nextCursor ?? undefined);
+    const first = await w.store.frontier.listPages(w.crawl, ["queued"], 2, undefined);
+    const rest = await w.store.frontier.listPages(
+      w.crawl,
+      ["queued"],
+      2,
+      first.nextCursor ?? undefined,
+    );
     expect([...first.items, ...rest.items].map((p) => p.status)).toEqual(Array(4).fill("queued"));
-    const skipped = await w.store.listPages(w.crawl, ["skipped"], 10, undefined);
+    const skipped = await w.store.frontier.listPages(w.crawl, ["skipped"], 10, undefined);
     expect(skipped.items.map((p) => p.url)).toEqual([`${ORIGIN}/x`]);
-    const either = await w.store.listPages(w.crawl, ["skipped", "queued"], 10, undefined);
+    const either = await w.store.frontier.listPages(w.crawl, ["skipped", "queued"], 10, undefined);
     expect(either.items.map((p) => p.status).sort()).toEqual([
       ...Array(4).fill("queued"),
       "skipped",
     ]);
-    const page = await w.store.getPage(WS, w.crawl.crawlId, (await w.page("/a")).pageKey);
+    const page = await w.store.frontier.getPage(WS, w.crawl.crawlId, (await w.page("/a")).pageKey);
     expect(page?.url).toBe(`${ORIGIN}/a`);
+  });
+});
+
+describe("the crawl's helper items", () => {
+  type Stamped = Item & { expiresAt?: number };
+  /** Every item of the crawl under `kind` (CRAWL, CRAWLPAGE, CRAWLHASH, CRAWLPATH, CRAWLHOST). */
+  const itemsOf = (w: World, kind: string) =>
+    aws.table.all<Stamped>(wsKey(WS), `${kind}#${w.crawl.crawlId}`);
+  /** A crawl that claimed a content hash, counted query variants and paced a host. */
+  async function busyWorld(): Promise<World> {
+    const w = await world();
+    await w.store.frontier.discover(w.crawl, found("/a", "/events?month=1", "/events?month=2"));
+    await w.store.contents.claim(await w.page("/a"), "hash1");
+    await w.store.pace.claimSlot(w.crawl, "site.example", 100, Date.now(), 1e9);
+    await w.store.pace.observe(w.crawl, "paced.example", { latencyMs: 10 }, 100);
+    return w;
+  }
+
+  it("expire CRAWL_HELPER_DAYS after they are written; the crawl and its pages never do", async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const w = await busyWorld();
+    const after = Math.floor(Date.now() / 1000);
+    const days = CRAWL_HELPER_DAYS * 86_400;
+    expect(CRAWL_HELPER_DAYS).toBeGreaterThanOrEqual(4);
+    for (const kind of ["CRAWLHASH", "CRAWLPATH", "CRAWLHOST"]) {
+      const items = await itemsOf(w, kind);
+      expect(items.length, kind).toBeGreaterThan(0);
+      for (const item of items) {
+        expect(item.expiresAt, item.sk).toBeGreaterThanOrEqual(before + days);
+        expect(item.expiresAt, item.sk).toBeLessThanOrEqual(after + days);
+      }
+    }
+    expect((await itemsOf(w, "CRAWLHOST")).map((i) => i.sk.split("#").pop()).sort()).toEqual([
+      "paced.example",
+      "site.example",
+    ]);
+    const kept = [...(await itemsOf(w, "CRAWL")), ...(await itemsOf(w, "CRAWLPAGE"))];
+    expect(kept.filter((i) => i.sk.startsWith("CRAWLPAGE#"))).toHaveLength(4);
+    expect(kept.filter((i) => "expiresAt" in i).map((i) => i.sk)).toEqual([]);
+  });
+
+  it("are stamped again by each later write of a pace or a variant count", async () => {
+    const w = await busyWorld();
+    const stale = Math.floor(Date.now() / 1000);
+    for (const kind of ["CRAWLPATH", "CRAWLHOST"]) {
+      for (const item of await itemsOf(w, kind)) {
+        await aws.table.update(item.pk, item.sk, { expiresAt: stale });
+      }
+    }
+    await w.store.frontier.discover(w.crawl, found("/events?month=3"));
+    await w.store.pace.claimSlot(w.crawl, "site.example", 100, Date.now(), 1e9);
+    await w.store.pace.observe(w.crawl, "paced.example", { latencyMs: 10 }, 100);
+    for (const kind of ["CRAWLPATH", "CRAWLHOST"]) {
+      for (const item of await itemsOf(w, kind)) {
+        expect(item.expiresAt, item.sk).toBeGreaterThan(stale + 86_400);
+      }
+    }
+  });
+
+  it("expire at once when the crawl has ended; its record and pages stay", async () => {
+    const w = await busyWorld();
+    await w.store.records.end(w.crawl, "completed", null);
+    const before = Math.floor(Date.now() / 1000);
+    await Promise.all([
+      w.store.contents.expire(w.crawl),
+      w.store.frontier.expireVariants(w.crawl),
+      w.store.pace.expire(w.crawl),
+    ]);
+    for (const kind of ["CRAWLHASH", "CRAWLPATH", "CRAWLHOST"]) {
+      const items = await itemsOf(w, kind);
+      expect(items.length, kind).toBeGreaterThan(0);
+      for (const item of items) expect(item.expiresAt, item.sk).toBeLessThanOrEqual(before + 1);
+    }
+    const kept = [...(await itemsOf(w, "CRAWL")), ...(await itemsOf(w, "CRAWLPAGE"))];
+    expect(kept.filter((i) => "expiresAt" in i).map((i) => i.sk)).toEqual([]);
   });
 });
 
@@ -632,6 +752,7 @@ describe("the page quota", () => {
       upload_bytes: 1,
       model_calls: 1,
       competitor_checks: 1,
+      exports: 1,
     });
   const used = async (charge: QuotaCharge) =>
     (
@@ -644,11 +765,11 @@ describe("the page quota", () => {
   it("gives back, once, the pages no slot used when the crawl ends", async () => {
     const charge = await quotas().consume(WS, "crawl_pages", 10);
     const w = await world(10, charge);
-    for (const page of ["p1", "p2", "p3"]) await w.store.takeSlot(w.crawl, page);
+    for (const page of ["p1", "p2", "p3"]) await w.store.records.takeSlot(w.crawl, page);
     const before = (await used(charge)) ?? 0;
     await Promise.all([w.crawls.cancel(WS, w.crawl.crawlId), w.crawls.cancel(WS, w.crawl.crawlId)]);
     expect(await used(charge)).toBe(before - 7);
-    await w.store.end(w.crawl, "failed", "late");
+    await w.store.records.end(w.crawl, "failed", "late");
     expect(await used(charge)).toBe(before - 7);
   });
 
@@ -656,7 +777,7 @@ describe("the page quota", () => {
     const charge = await quotas().consume(WS, "crawl_pages", 4);
     const w = await world(4, charge);
     const before = (await used(charge)) ?? 0;
-    await w.store.end(w.crawl, "failed", "host does not resolve");
+    await w.store.records.end(w.crawl, "failed", "host does not resolve");
     expect(await used(charge)).toBe(before - 4);
   });
 });

@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { SqsHandler } from "../../infra/local/queues.js";
 import { Crawler } from "../../lib/knowledge/crawl/crawler.js";
 import { Crawls } from "../../lib/knowledge/crawl/crawls.js";
-import type { CrawlItem, CrawlPageItem } from "../../lib/knowledge/crawl/store.js";
+import type { CrawlPageItem } from "../../lib/knowledge/crawl/frontier.js";
+import { HostPace } from "../../lib/knowledge/crawl/host-pace.js";
+import type { CrawlItem } from "../../lib/knowledge/crawl/records.js";
 import { Indexer } from "../../lib/knowledge/indexing/indexer.js";
 import { urlLoader } from "../../lib/knowledge/indexing/url-loader.js";
 import type { SourceItem, Sources } from "../../lib/knowledge/sources/sources.js";
@@ -283,6 +285,24 @@ describe("a crawl of a small site with every kind of trouble", () => {
     expect(site.requests.filter((r) => r.startsWith("/calendar")).length).toBeLessThanOrEqual(20);
   });
 
+  it("lets its helper items expire once it ended, keeping its record and its page report", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const items = await aws.table.all<{ pk: string; sk: string; expiresAt?: number }>(
+      wsKey(WS),
+      "CRAWL",
+    );
+    const mine = items.filter((i) => i.sk.split("#")[1] === crawl.crawlId);
+    const helpers = mine.filter((i) => /^CRAWL(HASH|PATH|HOST)#/.test(i.sk));
+    // Identical content, the calendar's variants and the site's host: one of each kind at least.
+    for (const kind of ["CRAWLHASH#", "CRAWLPATH#", "CRAWLHOST#"]) {
+      expect(helpers.filter((i) => i.sk.startsWith(kind)).length, kind).toBeGreaterThan(0);
+    }
+    for (const helper of helpers) expect(helper.expiresAt, helper.sk).toBeLessThanOrEqual(now);
+    const report = mine.filter((i) => /^CRAWL(PAGE)?#/.test(i.sk));
+    expect(report.length).toBe(pages.size + 1);
+    expect(report.filter((i) => i.expiresAt !== undefined)).toEqual([]);
+  });
+
   it("creates one url source per indexed page, indexed from the page already fetched", async () => {
     const created = await crawlSources(crawl.crawlId);
     const indexed = [...pages.values()].filter((p) => p.status === "indexed");
@@ -396,12 +416,20 @@ describe("crawl control", () => {
     const watch = { kind: "crawl-watch" as const, workspaceId: WS, crawlId: started.crawlId };
     const delivery = { receiveCount: 1, maxReceiveCount: MAX_RECEIVE };
     expect(await crawler.handle(watch, delivery)).toBe("watching");
+    // A host's pace, as a page of the crawl would have left it.
+    await new HostPace({ table: aws.table }).claimSlot(started, "site.example", 0, now, 1e9);
     now += 60 * 60_000;
     expect(await crawler.handle(watch, delivery)).toBe("nudged");
     expect(await crawler.handle(watch, delivery)).toBe("stalled");
     const crawl = await crawls.get(WS, started.crawlId);
     expect(crawl.status).toBe("failed");
     expect(crawl.lastError).toMatch(/No progress for \d+ minutes; 1 pages never finished/);
+    // The watch that failed it let the crawl's helpers expire: no watch comes after it.
+    const [pace] = await aws.table.all<{ pk: string; sk: string; expiresAt?: number }>(
+      wsKey(WS),
+      `CRAWLHOST#${started.crawlId}#`,
+    );
+    expect(pace?.expiresAt).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
     expect(await crawler.handle(watch, delivery)).toBe("gone");
   });
 });

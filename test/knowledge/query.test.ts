@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { QueryBase } from "@lancedb/lancedb";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { textLoader } from "../../lib/knowledge/indexing/indexer.js";
 import type { IndexRetriever } from "../../lib/knowledge/retrieval/retrieval.js";
+import { engine } from "../../lib/search/engine.js";
 import { MAX_QUERY_TERMS, queryTerms } from "../../lib/search/terms.js";
 import type { IndexMessage } from "../../lib/store/queue.js";
 import { indexerOn, retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
@@ -56,6 +58,35 @@ describe("an adversarial query on a 50,000-chunk workspace", () => {
   }, 120_000);
   afterAll(() => aws.close());
 
+  /**
+   * The words of each full-text match the engine was asked for while `search` ran, read from the
+   * plans of the queries it executed: what a search costs is a lookup of each.
+   */
+  async function wordsLookedUp(search: () => Promise<unknown>): Promise<string[][]> {
+    const { lance } = await engine();
+    type Executed = QueryBase<never>;
+    const executed: Executed[] = [];
+    const toArray = lance.QueryBase.prototype.toArray;
+    const spy = vi.spyOn(lance.QueryBase.prototype, "toArray").mockImplementation(function (
+      this: Executed,
+      ...args
+    ) {
+      executed.push(this);
+      return toArray.apply(this, args);
+    });
+    try {
+      await search();
+    } finally {
+      spy.mockRestore();
+    }
+    const plans = await Promise.all(executed.map((query) => query.explainPlan(true)));
+    return plans.flatMap((plan) =>
+      [...plan.matchAll(/MatchQuery \{ column: Some\("\w+"\), terms: "([^"]*)"/g)].map(
+        ([, terms]) => (terms ?? "").split(" "),
+      ),
+    );
+  }
+
   it.each([
     [`400 repeats of the word every chunk holds`, `${EVERYWHERE} `.repeat(400), [EVERYWHERE]],
     [
@@ -63,24 +94,19 @@ describe("an adversarial query on a 50,000-chunk workspace", () => {
       WORDS.join(" "),
       WORDS.slice(0, MAX_QUERY_TERMS),
     ],
-  ])(
-    "answers %s in under 200 ms, by its first distinct words only",
-    async (_name, query, searched) => {
-      // The fastest of three: the search's own cost, not a pause of a loaded machine.
-      let elapsed = Number.POSITIVE_INFINITY;
-      for (let run = 0; run < 3; run++) {
-        const started = performance.now();
-        await retriever.search(WS, query, 10);
-        elapsed = Math.min(elapsed, performance.now() - started);
-      }
-      const results = await retriever.search(WS, query, 10);
-      expect(results).toHaveLength(10);
-      for (const { text } of results) {
-        expect(text.split(" ").some((word) => searched.includes(word))).toBe(true);
-      }
-      expect(elapsed).toBeLessThan(200);
-    },
-  );
+  ])("answers %s by looking up its first distinct words only", async (_name, query, searched) => {
+    // What bounds the search's cost, asserted instead of timed (its latency is the bench's):
+    // whatever the query, the engine looks up at most MAX_QUERY_TERMS words, each once, in each
+    // column of each chunk table.
+    const lookups = await wordsLookedUp(() => retriever.search(WS, query, 10));
+    expect(lookups.length).toBeGreaterThan(0);
+    for (const words of lookups) expect(words).toEqual(searched);
+    const results = await retriever.search(WS, query, 10);
+    expect(results).toHaveLength(10);
+    for (const { text } of results) {
+      expect(text.split(" ").some((word) => searched.includes(word))).toBe(true);
+    }
+  });
 
   it("never finds a chunk by a word past the query's cap", async () => {
     // The words past the first 32 distinct ones, alone, find chunks; after 32 others, nothing.

@@ -159,6 +159,7 @@ describe("the hourly run", () => {
       upload_bytes: 0,
       model_calls: 0,
       competitor_checks: 0,
+      exports: 0,
     });
     const run = await runDueRefreshes(
       { table: aws.table, sources, crawls, quotas: spent },

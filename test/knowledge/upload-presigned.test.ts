@@ -18,7 +18,7 @@ import { Indexer } from "../../lib/knowledge/indexing/indexer.js";
 import { LiveSources } from "../../lib/knowledge/retrieval/live-sources.js";
 import { IndexRetriever } from "../../lib/knowledge/retrieval/retrieval.js";
 import { Sources } from "../../lib/knowledge/sources/sources.js";
-import { uploadsApi } from "../../lib/knowledge/uploads/api.js";
+import { uploadsRoutes } from "../../lib/knowledge/uploads/routes.js";
 import {
   type PendingUpload,
   type UploadSettings,
@@ -138,7 +138,7 @@ beforeAll(async () => {
   apiKey = (await keys.createKey(workspaceId)).key;
   api = createServiceApp({
     authenticate: bearerAuth(keys),
-    modules: [uploadsApi({ uploads, quotas: roomyQuotas(stores.table) })],
+    modules: [uploadsRoutes({ uploads, quotas: roomyQuotas(stores.table) })],
   });
 });
 

@@ -15,6 +15,16 @@ import { startAws, type TestAws } from "../support/aws.js";
  * take from one counter at once, and work that ends returns what it did not use, once.
  */
 
+/** Refunds as a record's own writer would: marking the record itself, under the given condition. */
+const refund = (record: ChargedItem, unused: number) =>
+  refundUnused(
+    aws.table,
+    record,
+    unused,
+    async (quota, condition) =>
+      (await aws.table.update(record.pk, record.sk, { quota }, condition)) !== undefined,
+  );
+
 const LIMIT = 100;
 let aws: TestAws;
 let quotas: Quotas;
@@ -27,6 +37,7 @@ beforeAll(async () => {
     upload_bytes: LIMIT,
     model_calls: LIMIT,
     competitor_checks: LIMIT,
+    exports: LIMIT,
   });
 });
 afterAll(() => aws.close());
@@ -93,7 +104,7 @@ describe("concurrent consumption of one quota", () => {
     const charge = held[0]?.quota as QuotaCharge;
     // The quota is full; every held charge returns 4 while 40 requests of 1 race for the room.
     const [refunds, takers] = await Promise.all([
-      Promise.all(held.map((record) => refundUnused(aws.table, record, 4))),
+      Promise.all(held.map((record) => refund(record, 4))),
       Promise.all(Array.from({ length: 40 }, () => tryConsume(workspaceId, 1))),
     ]);
     const returned = refunds.reduce((sum, n) => sum + n, 0);
@@ -110,6 +121,7 @@ describe("a refused consumption", () => {
     ["upload_bytes", "uploaded bytes"],
     ["model_calls", "model calls"],
     ["competitor_checks", "competitor checks"],
+    ["exports", "workspace exports"],
   ])("names the %s quota, its limit, the amount asked and when it resets", async (kind, name) => {
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
@@ -161,6 +173,7 @@ describe("a workspace's usage", () => {
           upload_bytes: { used: 0, limit: LIMIT, remaining: LIMIT, resetsAt },
           model_calls: { used: LIMIT, limit: LIMIT, remaining: 0, resetsAt },
           competitor_checks: { used: 0, limit: LIMIT, remaining: LIMIT, resetsAt },
+          exports: { used: 0, limit: LIMIT, remaining: LIMIT, resetsAt },
         },
       });
       expect((await quotas.usage(other)).quotas.competitor_checks.used).toBe(3);
@@ -182,15 +195,13 @@ describe("refunds", () => {
     const charge = (await tryConsume(workspaceId, 30)) as QuotaCharge;
     const record = await chargedRecord(workspaceId, charge, "crawl1");
 
-    const returned = await Promise.all(
-      Array.from({ length: 12 }, () => refundUnused(aws.table, record, 20)),
-    );
+    const returned = await Promise.all(Array.from({ length: 12 }, () => refund(record, 20)));
     expect(returned.filter((n) => n > 0)).toEqual([20]);
     expect(await counter(workspaceId, charge)).toBe(10);
     const stored = await aws.table.get<ChargedItem>(record.pk, record.sk);
     expect(stored?.quota).toEqual({ ...charge, refunded: 20 });
     // Marked refunded: a later call, with the stored record, returns nothing more.
-    expect(await refundUnused(aws.table, stored as ChargedItem, 20)).toBe(0);
+    expect(await refund(stored as ChargedItem, 20)).toBe(0);
     expect(await counter(workspaceId, charge)).toBe(10);
   });
 
@@ -198,12 +209,12 @@ describe("refunds", () => {
     const workspaceId = freshWorkspace();
     const charge = (await tryConsume(workspaceId, 5)) as QuotaCharge;
     const record = await chargedRecord(workspaceId, charge, "big");
-    expect(await refundUnused(aws.table, record, 50)).toBe(5);
+    expect(await refund(record, 50)).toBe(5);
     expect(await counter(workspaceId, charge)).toBe(0);
 
     // A charge whose counter holds less than it (a counter past its day, removed by TTL) stays put.
     const stale = await chargedRecord(workspaceId, { ...charge, amount: 5 }, "stale");
-    expect(await refundUnused(aws.table, stale, 5)).toBe(0);
+    expect(await refund(stale, 5)).toBe(0);
     expect(await counter(workspaceId, charge)).toBe(0);
   });
 
@@ -212,8 +223,8 @@ describe("refunds", () => {
     await tryConsume(workspaceId, 50);
     const charge = (await tryConsume(workspaceId, 30)) as QuotaCharge;
     const record = await chargedRecord(workspaceId, charge, "twice");
-    expect(await refundUnused(aws.table, record, 20)).toBe(20);
-    expect(await refundUnused(aws.table, record, 20)).toBe(0);
+    expect(await refund(record, 20)).toBe(20);
+    expect(await refund(record, 20)).toBe(0);
     expect(await counter(workspaceId, charge)).toBe(60);
   });
 
@@ -221,10 +232,10 @@ describe("refunds", () => {
     const workspaceId = freshWorkspace();
     const charge = (await tryConsume(workspaceId, 30)) as QuotaCharge;
     const record = await chargedRecord(workspaceId, charge, "later");
-    expect(await refundUnused(aws.table, record, 0)).toBe(0);
-    expect(await refundUnused(aws.table, record, -3)).toBe(0);
+    expect(await refund(record, 0)).toBe(0);
+    expect(await refund(record, -3)).toBe(0);
     expect(await counter(workspaceId, charge)).toBe(30);
-    expect(await refundUnused(aws.table, record, 5)).toBe(5);
+    expect(await refund(record, 5)).toBe(5);
     expect(await counter(workspaceId, charge)).toBe(25);
   });
 
@@ -232,10 +243,10 @@ describe("refunds", () => {
     const workspaceId = freshWorkspace();
     const charge = (await tryConsume(workspaceId, 8)) as QuotaCharge;
     const used = await chargedRecord(workspaceId, charge, "used");
-    expect(await refundUnused(aws.table, used, 0)).toBe(0);
+    expect(await refund(used, 0)).toBe(0);
     const free: ChargedItem = { pk: wsKey(workspaceId), sk: "WORK#free", workspaceId };
     await aws.table.put(free);
-    expect(await refundUnused(aws.table, free, 8)).toBe(0);
+    expect(await refund(free, 8)).toBe(0);
     expect(await counter(workspaceId, charge)).toBe(8);
   });
 });

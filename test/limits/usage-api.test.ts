@@ -14,6 +14,7 @@ beforeAll(async () => {
     QUOTA_COMPETITOR_CHECKS_PER_DAY: "3",
     QUOTA_CRAWL_PAGES_PER_DAY: "40",
     QUOTA_MODEL_CALLS_PER_DAY: "7",
+    QUOTA_EXPORTS_PER_DAY: "2",
   });
   rt = await startTestRuntime();
 });
@@ -52,6 +53,7 @@ describe("GET /api/usage", () => {
     expect((await rt.call(`/api/intel/competitors/${id}/check`, { method: "POST" })).status).toBe(
       200,
     );
+    expect((await rt.call("/api/export", { method: "POST" })).status).toBe(202);
 
     const usage = await usageOf(rt.key);
     const resetsAt = nextMidnight(usage.day).toISOString();
@@ -60,6 +62,7 @@ describe("GET /api/usage", () => {
       upload_bytes: { used: 1234, limit: 5000, remaining: 5000 - 1234, resetsAt },
       model_calls: { used: 0, limit: 7, remaining: 7, resetsAt },
       competitor_checks: { used: 1, limit: 3, remaining: 2, resetsAt },
+      exports: { used: 1, limit: 2, remaining: 1, resetsAt },
     });
 
     const other = await usageOf(rt.otherKey);
@@ -68,6 +71,7 @@ describe("GET /api/usage", () => {
       [0, 5000],
       [0, 7],
       [0, 3],
+      [0, 2],
     ]);
   });
 

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DomainError } from "../../lib/errors.js";
-import {
-  conform,
-  extractJson,
-  generateObject,
-  parseStrict,
-  strictJsonSchema,
-} from "../../lib/llm/structured.js";
+import { extractJson } from "../../lib/llm/extract-json.js";
+import { conform } from "../../lib/llm/soft-limits.js";
+import { parseStrict, strictJsonSchema } from "../../lib/llm/strict-mode.js";
+import { generateObject } from "../../lib/llm/structured.js";
 import { FakeOpenAI } from "../support/fake-openai.js";
 import { llmFor } from "./helpers.js";
 

@@ -1,8 +1,12 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SearchFilters } from "../../lib/search/filters.js";
-import type { SearchHit, SearchIndex, SearchLocation } from "../../lib/search/index.js";
+import type {
+  SearchFilters,
+  SearchHit,
+  SearchIndex,
+  SearchLocation,
+} from "../../lib/search/index.js";
 import { doc, indexOn, type SearchStores, startSearchStores } from "./support.js";
 
 let stores: SearchStores;

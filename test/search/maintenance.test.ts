@@ -59,8 +59,8 @@ describe("keeping a workspace's indexes current", () => {
   });
 
   it("finds and ranks every row written after the table was made, before and after a fold", async () => {
-    // LanceDB 0.31 never finds a row its full-text index does not hold yet when the row has a
-    // query word four times: only rows in an index may answer.
+    // Only rows in an index may answer: the engine drops and misranks the others
+    // (docs/decisions/0001-search-engine.md), so every write must be found and ranked.
     const ws = "ws_exact";
     const index = indexOn(stores, stores.disk, { foldAfterRows: 4 });
     const expected = ["kb_repeats#0", "kb_first#0", "kb_once#0"];

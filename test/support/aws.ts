@@ -2,10 +2,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { KMSClient } from "@aws-sdk/client-kms";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { ensureTable, startDynamo, startS3 } from "../../infra/local/emulators.js";
+import { LOCAL_KEY, LocalKms } from "../../infra/local/keys.js";
 import { LocalQueues } from "../../infra/local/queues.js";
 import type { ChunkingOptions } from "../../lib/knowledge/indexing/chunking.js";
 import { Indexer, type IndexerDeps } from "../../lib/knowledge/indexing/indexer.js";
@@ -16,6 +18,7 @@ import { Quotas } from "../../lib/limits/quotas.js";
 import type { Embedder } from "../../lib/llm/embeddings.js";
 import { DynamoWriterLock, SearchIndex } from "../../lib/search/index.js";
 import { Blobs } from "../../lib/store/blobs.js";
+import { DataKeys } from "../../lib/store/keys.js";
 import { Queue } from "../../lib/store/queue.js";
 import { Table } from "../../lib/store/table.js";
 
@@ -25,6 +28,10 @@ export interface TestAws {
   /** The persisted search index, on local disk in a folder of its own. */
   search: SearchIndex;
   queues: LocalQueues;
+  /** Envelope encryption through a real KMS client, against the local KMS endpoint. */
+  dataKeys: DataKeys;
+  /** The local KMS endpoint's URL. */
+  kmsEndpoint: string;
   /** A real SQS client pointed at the local queue endpoint, sending to queue `name`. */
   queue<T>(name: string): Queue<T>;
   close(): Promise<void>;
@@ -34,14 +41,16 @@ const credentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
 const region = "us-east-1";
 
 /**
- * In-memory DynamoDB (dynalite) and S3 (s3rver) emulators plus the local SQS endpoint, with a
- * fresh table and bucket: what every store-level test runs against instead of mocks.
+ * In-memory DynamoDB (dynalite) and S3 (s3rver) emulators plus the local SQS and KMS endpoints,
+ * with a fresh table and bucket: what every store-level test runs against instead of mocks.
  */
 export async function startAws(): Promise<TestAws> {
   const dynamo = await startDynamo();
   const s3 = await startS3(undefined, ["test-bucket"]);
   const queues = new LocalQueues({ maxReceiveCount: 3, retryDelayMs: 20 });
   const sqsEndpoint = await queues.start();
+  const kms = new LocalKms();
+  const kmsEndpoint = await kms.start();
   const dynamoClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region, credentials });
   await ensureTable(dynamoClient, "test-table");
   const sqs = new SQSClient({ endpoint: sqsEndpoint, region, credentials });
@@ -58,12 +67,18 @@ export async function startAws(): Promise<TestAws> {
       "test-bucket",
     ),
     queues,
+    dataKeys: new DataKeys(
+      new KMSClient({ endpoint: kmsEndpoint, region, credentials }),
+      LOCAL_KEY.alias,
+    ),
+    kmsEndpoint,
     queue: (name) => new Queue(sqs, queues.create(name)),
     async close() {
       await queues.close();
       await Promise.all([
         dynamo.close(),
         s3.close(),
+        kms.close(),
         rm(searchDir, { recursive: true, force: true }),
       ]);
     },
@@ -77,6 +92,7 @@ export const roomyQuotas = (table: Table) =>
     upload_bytes: 1e12,
     model_calls: 1e9,
     competitor_checks: 1e9,
+    exports: 1e9,
   });
 
 /** The knowledge sources service over the emulated stores, queueing to their `index` queue. */

@@ -13,7 +13,7 @@ export interface Received {
   at: number;
 }
 
-/** Verifies a Standard Webhooks signature, as README's receiver does. */
+/** Verifies a Standard Webhooks signature, as the receiver of docs/webhooks.md does. */
 export function verify(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
   const { "webhook-id": id, "webhook-timestamp": ts, "webhook-signature": sig } = headers;
   if (Math.abs(Date.now() / 1000 - Number(ts)) > 300) return false; // replayed or stale

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../lib/config.js";
 import { createServiceApp } from "../../lib/http/app.js";
-import { webhooksApi } from "../../lib/webhooks/api.js";
+import { createStores } from "../../lib/store/clients.js";
+import { wsKey } from "../../lib/store/table.js";
+import { webhooksRoutes } from "../../lib/webhooks/routes.js";
 import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
 import { payload, type Receiver, startReceiver, verify } from "../support/webhook-receiver.js";
 
@@ -21,6 +24,9 @@ afterAll(async () => {
   await rt.close();
   await receiver.close();
 });
+
+/** The runtime's table, read as the functions read it (the runtime set the environment). */
+const table = () => createStores(loadConfig()).table;
 
 interface Created {
   id: string;
@@ -76,7 +82,7 @@ describe("webhooks through the local runtime", () => {
     expect((await rt.call(`/api/webhooks/${hook.id}`)).status).toBe(404);
   });
 
-  it("answers a retried creation with the same endpoint when it carries an Idempotency-Key", async () => {
+  it("answers a retried creation with the same endpoint, but never its secret again, when it carries an Idempotency-Key", async () => {
     const create = () =>
       rt.call("/api/webhooks", {
         method: "POST",
@@ -84,10 +90,38 @@ describe("webhooks through the local runtime", () => {
         json: { url: receiver.url, events: ["source.failed"] },
       });
     const first = (await (await create()).json()) as Created;
+    expect(first.secret).toMatch(/^whsec_/);
+    const { secret, ...shown } = first;
     const again = await create();
     expect(again.status).toBe(201);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
-    expect(await again.json()).toEqual(first);
+    expect(await again.json()).toEqual(shown);
+    // Nor once the endpoint is deleted, nor in what the key keeps for its 24 hours.
+    expect((await rt.call(`/api/webhooks/${first.id}`, { method: "DELETE" })).status).toBe(204);
+    const late = await create();
+    expect(late.headers.get("idempotent-replayed")).toBe("true");
+    expect(await late.json()).toEqual(shown);
+    const kept = await table().all(wsKey(rt.runtime.workspaceId), "IDEMPOTENCY#");
+    expect(kept.length).toBeGreaterThan(0);
+    expect(JSON.stringify(kept)).not.toContain(secret);
+  });
+
+  it("keeps each secret sealed under the KMS key, and signs with it", async () => {
+    const hook = await register(["source.failed"]);
+    const stored = await table().get(wsKey(rt.runtime.workspaceId), `WEBHOOK#${hook.id}`);
+    expect(stored).not.toHaveProperty("secret");
+    expect(stored?.sealedSecret).toEqual({
+      key: expect.any(String),
+      iv: expect.any(String),
+      tag: expect.any(String),
+      data: expect.any(String),
+    });
+    expect(JSON.stringify(stored)).not.toContain(hook.secret);
+    expect(JSON.stringify(stored)).not.toContain(hook.secret.slice("whsec_".length));
+    receiver.received.length = 0;
+    expect((await rt.call(`/api/webhooks/${hook.id}/test`, { method: "POST" })).status).toBe(202);
+    const [got] = await receiver.waitFor(1);
+    expect(got && verify(hook.secret, got.headers, got.body)).toBe(true);
   });
 
   it("refuses what it cannot use with the project's 400", async () => {
@@ -170,7 +204,7 @@ describe("webhook URLs without the private-URL switch", () => {
       },
       modules: [
         // Refused before any store is touched: none is given.
-        webhooksApi({
+        webhooksRoutes({
           endpoints: undefined as never,
           queue: undefined as never,
           allowPrivate: false,

@@ -1,17 +1,22 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { SQSBatchItemFailure } from "aws-lambda";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { newId } from "../../lib/ids.js";
 import { type Queue, recordHandler, WebhookMessage } from "../../lib/store/queue.js";
+import { wsKey } from "../../lib/store/table.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
-import { WebhookDeliverer } from "../../lib/webhooks/delivery.js";
+import { DeliveryAbandoned, WebhookDeliverer } from "../../lib/webhooks/delivery.js";
 import { WebhookEmitter } from "../../lib/webhooks/emitter.js";
 import { WebhookEndpoints } from "../../lib/webhooks/endpoints.js";
 import { startAws, type TestAws } from "../support/aws.js";
+import { loggedWhile } from "../support/captured-logs.js";
 import { payload, type Receiver, startReceiver, verify } from "../support/webhook-receiver.js";
 
 /**
  * Deliveries through the real queue path: the local SQS endpoint and driver (3 receives before
  * the dead-letter list, 20 ms between them), dynalite, the safe fetcher and a receiver on
- * 127.0.0.1 that checks every signature as README's receiver does.
+ * 127.0.0.1 that checks every signature as the receiver of docs/webhooks.md does.
  */
 
 let aws: TestAws;
@@ -28,7 +33,7 @@ const delivererWith = (retrySeconds: number[], poster = open) =>
 beforeAll(async () => {
   aws = await startAws();
   receiver = await startReceiver();
-  endpoints = new WebhookEndpoints(aws.table);
+  endpoints = new WebhookEndpoints(aws.table, aws.dataKeys);
   queue = aws.queue<WebhookMessage>("webhooks");
   const deliver = recordHandler(WebhookMessage, (m, d) => deliverer.handle(m, d), 3);
   aws.queues.consume("webhooks", async (event) => {
@@ -224,6 +229,91 @@ describe("webhook deliveries", () => {
       ["retrying", null],
     ]);
     expect(log.items[0]?.error).toMatch(/not a public address \(loopback\)/);
+  });
+
+  it("signs with a secret kept in plain text before secrets were sealed, and seals it when migrated", async () => {
+    deliverer = delivererWith([0]);
+    const id = newId("webhook");
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    // An endpoint as the service stored it before: its secret as it is.
+    await aws.table.put({
+      pk: wsKey("ws_legacy"),
+      sk: `WEBHOOK#${id}`,
+      workspaceId: "ws_legacy",
+      id,
+      url: receiver.url,
+      events: ["source.indexed"],
+      description: null,
+      secret,
+      createdAt: new Date().toISOString(),
+    });
+    const sent = async () => {
+      receiver.received.length = 0;
+      await emitterFor().emit("ws_legacy", "source.indexed", { id: "kb_legacy" });
+      await aws.queues.idle();
+      const [got] = receiver.received;
+      return got !== undefined && verify(secret, got.headers, got.body);
+    };
+    expect(await sent()).toBe(true);
+
+    expect(await endpoints.sealPlaintextSecrets("ws_legacy")).toBe(1);
+    const stored = await aws.table.get(wsKey("ws_legacy"), `WEBHOOK#${id}`);
+    expect(stored).not.toHaveProperty("secret");
+    expect(stored?.sealedSecret).toMatchObject({ key: expect.any(String) });
+    expect(JSON.stringify(stored)).not.toContain(secret.slice("whsec_".length));
+    // The same secret signs on, and a second run finds nothing left to seal.
+    expect(await sent()).toBe(true);
+    expect(await endpoints.sealPlaintextSecrets("ws_legacy")).toBe(0);
+  });
+
+  it("logs a failed attempt with the endpoint's origin and path, never its query or user info", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    // One attempt, no retry: the message is given up (and would be dead-lettered).
+    const once = new WebhookDeliverer({ endpoints, queue, poster: open, retrySeconds: [] });
+    const urls = [
+      `http://127.0.0.1:${port}/hooks/kb?token=s3cr3t-query#s3cr3t-fragment`,
+      `http://hook:s3cr3t-password@127.0.0.1:${port}/hooks/kb`,
+    ];
+    for (const url of urls) {
+      const hook = await endpoints.create("ws_redact", { url, events: ["source.indexed"] });
+      const message: WebhookMessage = {
+        kind: "webhook-delivery",
+        workspaceId: "ws_redact",
+        endpointId: hook.id,
+        eventId: `msg_redact_${hook.id}`,
+        type: "source.indexed",
+        occurredAt: new Date().toISOString(),
+        data: {},
+        attempt: 1,
+      };
+      const handle = recordHandler(WebhookMessage, (m, d) => once.handle(m, d), 3);
+      const lines = await loggedWhile(() =>
+        expect(
+          handle({
+            messageId: "m1",
+            body: JSON.stringify(message),
+            attributes: { ApproximateReceiveCount: "1" },
+          }),
+        ).rejects.toThrow(DeliveryAbandoned),
+      );
+      const failed = lines.find((line) => line.message === "webhook attempt failed");
+      expect(failed, url).toMatchObject({
+        endpointId: hook.id,
+        url: `http://127.0.0.1:${port}/hooks/kb`,
+        result: "dead_lettered",
+      });
+      // A refused connection's error names the URL it failed on: cut the same way.
+      if (url.includes("token")) {
+        expect(failed?.error).toBe(
+          `http://127.0.0.1:${port}/hooks/kb could not be reached (ECONNREFUSED)`,
+        );
+      }
+      expect(lines.map((line) => line.message)).toContain("message failed");
+      expect(JSON.stringify(lines), url).not.toContain("s3cr3t");
+    }
   });
 
   it("keeps workspaces apart: an event reaches only its own workspace's endpoints", async () => {

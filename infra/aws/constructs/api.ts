@@ -1,6 +1,7 @@
-import { RemovalPolicy, Validations } from "aws-cdk-lib";
+import { Duration, RemovalPolicy, Validations } from "aws-cdk-lib";
 import {
   AccessLogFormat,
+  EndpointType,
   type IResource,
   LambdaIntegration,
   LogGroupLogDestination,
@@ -8,21 +9,31 @@ import {
   ResponseType,
   RestApi,
 } from "aws-cdk-lib/aws-apigateway";
-import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { Metric } from "aws-cdk-lib/aws-cloudwatch";
+import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import type { ApiFunction } from "../../../functions/manifest.js";
 import { CORS_ALLOW_HEADERS } from "../../../lib/http/cors.js";
+import { Firewall } from "./firewall.js";
 import type { ServiceFunction } from "./service-function.js";
 
 export interface ApiProps {
   functions: Array<{ spec: ApiFunction; fn: ServiceFunction }>;
-  /** Steady-state requests per second across the API, and the burst above it. */
+  /** The names the API and its firewall go by (`kb-intel-<stage>`), and its metrics with them. */
+  name: string;
+  /** Steady-state requests per second across the API's stage, and the burst above it. */
   throttle: { rateLimit: number; burstLimit: number };
+  /** AWS WAF's rate-based rules: requests per address per 5 minutes, any, and without a key. */
+  waf: { rateLimit: number; anonymousRateLimit: number };
   /** Browser origins allowed to call the API (`*` for any); none answers no preflight. */
   corsOrigins: string[];
 }
 
+/** The API Gateway stage: the first part of the API's paths (`/v1/api/...`), not the deploy's stage. */
 const STAGE = "v1";
+
+/** The API's 429s, counted from its access log into a namespace named after the API (its stage's). */
+export const THROTTLED_METRIC = "Throttled";
 
 /** The service's error body; `$` is literal unless it names one of the gateway's variables. */
 const errorBody = (code: string, message: string) =>
@@ -52,6 +63,13 @@ function gatewayCorsHeaders(origins: string[]): Record<string, string> {
  */
 export class Api extends Construct {
   readonly restApi: RestApi;
+  readonly firewall: Firewall;
+  /**
+   * Answers 429 by API Gateway: the stage's throttle, a workspace's rate limit (the functions'),
+   * and the firewall's rate-based rules. Counted from the access log: API Gateway's 4XXError does
+   * not tell a 429 from a 401 or a 404, and the functions emit no metric of their refusals.
+   */
+  readonly throttled: Metric;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
@@ -61,8 +79,12 @@ export class Api extends Construct {
     });
     const cors = props.corsOrigins;
     this.restApi = new RestApi(this, "Api", {
-      restApiName: "kb-intel",
+      // The name is the API's metrics' dimension (ApiName): each stage's API has its own.
+      restApiName: props.name,
       description: "Knowledge Base and Marketing Intel API",
+      // Callers reach the region directly; an edge-optimized API would put a CloudFront
+      // distribution of AWS's in front, which WAF, logs and throttles here do not see.
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
       deployOptions: {
         stageName: STAGE,
         throttlingRateLimit: props.throttle.rateLimit,
@@ -106,16 +128,36 @@ export class Api extends Construct {
         owners.set(route.path, fn);
       }
     }
+    // Each integration invokes the function's `live` alias, which a deploy moves gradually. One
+    // permission per alias lets this API invoke it (any of its methods), not two per method:
+    // the stack stays well under CloudFormation's 500 resources, the alias's policy small.
     for (const [path, fn] of owners) {
-      this.resourceFor(path).addMethod("ANY", new LambdaIntegration(fn));
+      this.resourceFor(path).addMethod(
+        "ANY",
+        new LambdaIntegration(fn.live, { scopePermissionToMethod: false }),
+      );
     }
+
+    this.firewall = new Firewall(this, "Firewall", {
+      name: props.name,
+      stage: this.restApi.deploymentStage,
+      stagePath: `/${STAGE}`,
+      routes: props.functions.flatMap(({ spec }) => spec.routes),
+      rateLimit: props.waf.rateLimit,
+      anonymousRateLimit: props.waf.anonymousRateLimit,
+    });
+
+    const throttled = new MetricFilter(this, "ThrottledFilter", {
+      logGroup: accessLogs,
+      filterPattern: FilterPattern.stringValue("$.status", "=", "429"),
+      metricNamespace: props.name,
+      metricName: THROTTLED_METRIC,
+      metricValue: "1",
+    });
+    this.throttled = throttled.metric({ statistic: "Sum", period: Duration.minutes(5) });
 
     const decisions: Array<[string, string]> = [
       ["AwsSolutions-APIG2", "Every function validates its requests with the routes' zod schemas."],
-      [
-        "AwsSolutions-APIG3",
-        "No WAF: stage throttling bounds bursts and each workspace has a rate limit and quotas.",
-      ],
       [
         "AwsSolutions-APIG4",
         "Authorization is the functions': a bearer API key, hashed, checked before any work.",

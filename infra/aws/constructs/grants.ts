@@ -4,6 +4,7 @@ import { competitorBlobPrefix } from "../../../lib/competitors/snapshot.js";
 import { sourceBlobPrefix } from "../../../lib/knowledge/sources/sources.js";
 import { presignedFileKey } from "../../../lib/knowledge/uploads/files.js";
 import { TABLE_INDEXES } from "../../../lib/store/schema.js";
+import { exportBlobPrefix } from "../../../lib/workspaces/export/exports.js";
 import type { WorkQueues } from "./queues.js";
 import type { Storage } from "./storage.js";
 
@@ -14,6 +15,7 @@ export const AREA_KEYS: Record<BucketArea, string> = {
   competitors: `${competitorBlobPrefix("*", "*")}*`,
   // lib/search/config.ts: the index of a deploy is `s3://<bucket>/search`.
   search: "search/*",
+  exports: `${exportBlobPrefix("*")}*`,
 };
 
 const OBJECT_ACTIONS: Record<ObjectAction, string[]> = {
@@ -38,7 +40,7 @@ const TABLE_ACTIONS = {
 /** Why the object grants name a pattern: each area's keys start with a workspace's id. */
 export const PREFIX_GRANT_REASON =
   "Objects are granted by their area's key prefix (ws/*/kb/*, uploads/ws/*/kb/*/upload, " +
-  "ws/*/competitors/*, search/*): " +
+  "ws/*/competitors/*, search/*, exports/ws/*/*): " +
   "workspaces are created at run time, so the workspace id in the key is a wildcard; tenants are " +
   "kept apart by the code, which keys every object by the caller's workspace.";
 

@@ -1,15 +1,17 @@
 import { type CfnElement, Duration, RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
 import { Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import {
+  Alias,
   Architecture,
   Code,
   Function as LambdaFunction,
+  RecursiveLoop,
   Runtime,
   Tracing,
 } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
-import type { Access, BucketArea } from "../../../functions/manifest.js";
+import type { Access, BucketArea, Recursion } from "../../../functions/manifest.js";
 import { AREA_KEYS, accessStatements, type ModelKeySecret, PREFIX_GRANT_REASON } from "./grants.js";
 import type { WorkQueues } from "./queues.js";
 import type { Storage } from "./storage.js";
@@ -31,15 +33,24 @@ export interface FunctionSpec {
   timeoutSeconds?: number;
   memoryMb?: number;
   access: Access;
+  /** A worker that sends its own queue messages on purpose: Lambda must let the loop run. */
+  recursion?: Recursion;
 }
+
+/** The alias API Gateway and the event sources invoke, moved from version to version by CodeDeploy. */
+export const LIVE_ALIAS = "live";
 
 /**
  * The one place function defaults live: Node 22 on arm64, X-Ray tracing, a log group kept a
  * month, and a role of its own holding exactly what the manifest lists (no managed policy: it may
  * write only its own log group). A function that calls the model gets the key's secret name in
- * `LLM_API_KEY_SECRET`, never the key.
+ * `LLM_API_KEY_SECRET`, never the key. Lambda stops a recursive loop through a queue unless the
+ * manifest declares the function's `recursion`.
  */
 export class ServiceFunction extends LambdaFunction {
+  readonly spec: FunctionSpec;
+  private liveAlias: Alias | undefined;
+
   constructor(scope: Construct, spec: FunctionSpec, context: FunctionContext) {
     const logGroup = new LogGroup(scope, `${spec.name}Logs`, {
       retention: RetentionDays.ONE_MONTH,
@@ -66,10 +77,29 @@ export class ServiceFunction extends LambdaFunction {
       },
       role,
       logGroup,
+      recursiveLoop: spec.recursion?.allow ? RecursiveLoop.ALLOW : RecursiveLoop.TERMINATE,
+      // A deploy publishes a version; the one it replaces is deleted once the deploy is done
+      // (kept, versions would fill the region's 75 GB of function code). Going back further is
+      // a deploy of the older commit.
+      currentVersionOptions: { removalPolicy: RemovalPolicy.DESTROY },
     });
+    this.spec = spec;
     const statements = accessStatements(spec.access, context);
     for (const statement of statements) role.addToPolicy(statement);
     acknowledgeFindings(this, role, spec.access, context.storage);
+  }
+
+  /**
+   * The `live` alias, on the version of this deploy's code and configuration: what API Gateway
+   * and the queues invoke, so that a deploy can move traffic to a new version gradually
+   * (`Deployments`) and roll it back.
+   */
+  get live(): Alias {
+    this.liveAlias ??= new Alias(this, "Live", {
+      aliasName: LIVE_ALIAS,
+      version: this.currentVersion,
+    });
+    return this.liveAlias;
   }
 }
 

@@ -5,6 +5,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cd
 import { Construct } from "constructs";
 import { UPLOADS_PREFIX } from "../../../lib/knowledge/uploads/files.js";
 import { TABLE_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from "../../../lib/store/schema.js";
+import { EXPORT_RETENTION_DAYS, EXPORTS_PREFIX } from "../../../lib/workspaces/export/exports.js";
 
 export interface StorageProps {
   /** Browser origins that may post presigned uploads straight to the bucket. */
@@ -55,6 +56,13 @@ export class Storage extends Construct {
           id: "abandoned-uploads",
           prefix: UPLOADS_PREFIX,
           expiration: Duration.days(1),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
+        {
+          // A workspace export's bundle is a copy of its data: downloadable for a week, then gone.
+          id: "expired-exports",
+          prefix: EXPORTS_PREFIX,
+          expiration: Duration.days(EXPORT_RETENTION_DAYS),
           noncurrentVersionExpiration: Duration.days(1),
         },
       ],

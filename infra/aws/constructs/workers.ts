@@ -6,7 +6,8 @@ import { type FunctionContext, ServiceFunction } from "./service-function.js";
 
 /**
  * The SQS-triggered workers: partial batch failures reported (one bad message never fails its
- * batch), and concurrency bounded per queue.
+ * batch), and concurrency bounded per queue. Each queue feeds the worker's `live` alias, so a
+ * deploy moves the worker's traffic to its new version gradually, as the API functions'.
  */
 export class Workers extends Construct {
   readonly functions = new Map<string, ServiceFunction>();
@@ -15,7 +16,7 @@ export class Workers extends Construct {
     super(scope, id);
     for (const spec of queueWorkers) {
       const fn = new ServiceFunction(this, spec, context);
-      fn.addEventSource(
+      fn.live.addEventSource(
         new SqsEventSource(context.queues.queue(spec.queue), {
           batchSize: spec.batchSize,
           reportBatchItemFailures: true,

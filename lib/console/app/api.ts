@@ -1,3 +1,5 @@
+import type { ErrorBody, Issue, PendingUpload } from "./api-types.js";
+
 /**
  * The public API, from the browser: one error type for every failure, the key from this tab's
  * sessionStorage only (sent as a header, never in a URL, never logged), server-sent chat events
@@ -14,11 +16,6 @@ export const session = {
   signIn: (key: string) => sessionStorage.setItem(KEY, key),
   signOut: () => sessionStorage.removeItem(KEY),
 };
-
-export interface Issue {
-  path: string;
-  message: string;
-}
 
 /** Every failure the console shows: the API's code and message, the HTTP status, the details. */
 export class ApiError extends Error {
@@ -56,12 +53,12 @@ async function errorOf(response: Response): Promise<ApiError> {
   const text = await response.text().catch(() => "");
   const retryAfter = retryAfterOf(response.headers.get("retry-after"));
   try {
-    const { error } = JSON.parse(text) as {
-      error?: { code?: string; message?: string; details?: Record<string, unknown> };
-    };
+    // Read warily: a body that is not the API's may parse too.
+    const { error } = JSON.parse(text) as Partial<ErrorBody>;
     if (error?.code) {
       const { status } = response;
-      return new ApiError(status, error.code, error.message ?? "", error.details, retryAfter);
+      const details = error.details as Record<string, unknown> | undefined;
+      return new ApiError(status, error.code, error.message ?? "", details, retryAfter);
     }
   } catch {
     // Not the API's error body (a proxy's page, say): described by its status below.
@@ -160,12 +157,6 @@ export async function chatStream(
       if (data.length > 0) onEvent({ event, data: JSON.parse(data.join("\n")) });
     }
   }
-}
-
-export interface PendingUpload {
-  id: string;
-  uploadUrl: string;
-  fields: Record<string, string>;
 }
 
 /** S3's error answer (XML) in words. */

@@ -1,3 +1,4 @@
+import type { Citation } from "./api-types.js";
 import { type Child, h, humanize, link, sourceHref, when } from "./dom.js";
 
 /**
@@ -5,13 +6,6 @@ import { type Child, h, humanize, link, sourceHref, when } from "./dom.js";
  * headings, lists become bullet lists, objects in lists become titled sections, and `[n]` in text
  * becomes a link to the n-th citation's source.
  */
-
-export interface Citation {
-  source_id: string;
-  source_url_or_path: string | null;
-  name: string;
-  quote: string;
-}
 
 const MARKER = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g;
 
@@ -81,49 +75,6 @@ function scalar(value: unknown, citations: Citation[]): Child[] {
   return [];
 }
 
-export function renderValue(value: unknown, citations: Citation[] = [], level = 3): Child {
-  if (value === null || value === undefined || value === "") return null;
-  if (isScalar(value)) return h("p", null, scalar(value, citations));
-  if (Array.isArray(value)) {
-    if (value.length === 0) return h("p", { class: "muted" }, "None");
-    if (value.every(isScalar)) {
-      return h(
-        "ul",
-        null,
-        value.map((v) => h("li", null, scalar(v, citations))),
-      );
-    }
-    if (value.every(isFlatRecord)) return table(value, citations);
-    return value.map((item) => {
-      if (isScalar(item) || Array.isArray(item)) return renderValue(item, citations, level);
-      const record = item as Record<string, unknown>;
-      const titleKey = TITLE_KEYS.find((k) => typeof record[k] === "string");
-      const rest = titleKey
-        ? Object.fromEntries(Object.entries(record).filter(([k]) => k !== titleKey))
-        : record;
-      return h(
-        "section",
-        { class: "doc-item" },
-        titleKey ? heading(level, cited(String(record[titleKey]), citations)) : null,
-        renderValue(rest, citations, level + 1),
-      );
-    });
-  }
-  const entries = Object.entries(value as Record<string, unknown>).filter(
-    ([, v]) => v !== null && v !== undefined && v !== "",
-  );
-  if (entries.every(([, v]) => isScalar(v))) {
-    return h(
-      "dl",
-      null,
-      entries.map(([k, v]) => [h("dt", null, humanize(k)), h("dd", null, scalar(v, citations))]),
-    );
-  }
-  return entries.map(([k, v]) =>
-    h("section", null, heading(level, humanize(k)), renderValue(v, citations, level + 1)),
-  );
-}
-
 /** A record of a few plain values (a plan, a role, a post): one row of a table. */
 const isFlatRecord = (v: unknown): v is Record<string, unknown> =>
   !isScalar(v) &&
@@ -168,6 +119,49 @@ function table(rows: Array<Record<string, unknown>>, citations: Citation[]): HTM
 function heading(level: number, ...children: Child[]): HTMLElement {
   const tag = `h${Math.min(level, 6)}` as "h3";
   return h(tag, null, ...children);
+}
+
+export function renderValue(value: unknown, citations: Citation[] = [], level = 3): Child {
+  if (value === null || value === undefined || value === "") return null;
+  if (isScalar(value)) return h("p", null, scalar(value, citations));
+  if (Array.isArray(value)) {
+    if (value.length === 0) return h("p", { class: "muted" }, "None");
+    if (value.every(isScalar)) {
+      return h(
+        "ul",
+        null,
+        value.map((v) => h("li", null, scalar(v, citations))),
+      );
+    }
+    if (value.every(isFlatRecord)) return table(value, citations);
+    return value.map((item) => {
+      if (isScalar(item) || Array.isArray(item)) return renderValue(item, citations, level);
+      const record = item as Record<string, unknown>;
+      const titleKey = TITLE_KEYS.find((k) => typeof record[k] === "string");
+      const rest = titleKey
+        ? Object.fromEntries(Object.entries(record).filter(([k]) => k !== titleKey))
+        : record;
+      return h(
+        "section",
+        { class: "doc-item" },
+        titleKey ? heading(level, cited(String(record[titleKey]), citations)) : null,
+        renderValue(rest, citations, level + 1),
+      );
+    });
+  }
+  const entries = Object.entries(value as Record<string, unknown>).filter(
+    ([, v]) => v !== null && v !== undefined && v !== "",
+  );
+  if (entries.every(([, v]) => isScalar(v))) {
+    return h(
+      "dl",
+      null,
+      entries.map(([k, v]) => [h("dt", null, humanize(k)), h("dd", null, scalar(v, citations))]),
+    );
+  }
+  return entries.map(([k, v]) =>
+    h("section", null, heading(level, humanize(k)), renderValue(v, citations, level + 1)),
+  );
 }
 
 /** A whole document: a title, its body, and its sources. */

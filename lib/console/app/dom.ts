@@ -6,6 +6,15 @@ type Props = Record<string, unknown>;
 /** Properties set as properties rather than attributes (they track live state). */
 const LIVE = new Set(["value", "checked", "disabled", "hidden", "selected", "indeterminate"]);
 
+export function append(parent: Node, children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(parent, child);
+    else
+      parent.appendChild(typeof child === "object" ? child : document.createTextNode(`${child}`));
+  }
+}
+
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   props: Props | null = null,
@@ -24,15 +33,6 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   }
   append(el, children);
   return el;
-}
-
-export function append(parent: Node, children: Child[]): void {
-  for (const child of children) {
-    if (child === null || child === undefined || child === false) continue;
-    if (Array.isArray(child)) append(parent, child);
-    else
-      parent.appendChild(typeof child === "object" ? child : document.createTextNode(`${child}`));
-  }
 }
 
 /** Replaces an element's content. */

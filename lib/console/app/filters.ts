@@ -3,7 +3,8 @@ import type { Spec } from "./spec.js";
 
 /**
  * Filters for a list, generated from its operation's query parameters: a list per enumeration, a
- * text box otherwise. A filter the API gains appears here by itself.
+ * text box otherwise. A filter the API gains appears here by itself. A change by the user is a
+ * `change` event of `el` (it bubbles from the control), for the list to reload on.
  */
 export interface Filters {
   el: HTMLElement;
@@ -17,7 +18,6 @@ export interface Filters {
 export function filtersFor(
   spec: Spec,
   path: string,
-  onChange: () => void,
   /** Options to offer instead of free text, by parameter name. */
   choices: Record<string, () => Array<[string, string]>> = {},
 ): Filters {
@@ -37,7 +37,6 @@ export function filtersFor(
         ? select([["", "Any"], ...optionsOf(parameter.name, values)])
         : h("input", { type: "search", placeholder: "Any" });
     control.name = parameter.name;
-    control.addEventListener("change", onChange);
     controls.set(parameter.name, control);
     el.append(field(humanize(parameter.name), control));
   }

@@ -1,12 +1,12 @@
 import { type ApiError, api, session, whenUnauthorized } from "./api.js";
-import { competitorsScreen } from "./competitors.js";
+import { competitorsScreen } from "./competitors/index.js";
 import { field, fill, h } from "./dom.js";
 import { busy, Feedback } from "./feedback.js";
-import { intelScreen } from "./intel.js";
-import { knowledgeScreen } from "./knowledge.js";
+import { intelScreen } from "./intel/index.js";
+import { knowledgeScreen } from "./knowledge/index.js";
 import type { Screen, ScreenFactory } from "./screen.js";
-import { searchScreen } from "./search.js";
-import { settingsScreen } from "./settings.js";
+import { searchScreen } from "./search/index.js";
+import { settingsScreen } from "./settings/index.js";
 import { Spec } from "./spec.js";
 
 /** The console: sign in with an API key, then five screens over the public API. */
@@ -21,7 +21,12 @@ const SCREENS: Array<{ route: string; label: string; make: ScreenFactory }> = [
 
 const root = document.getElementById("app") as HTMLElement;
 
-function signIn(reason?: ApiError) {
+/** The sign-in form (saying why, after a key stopped working); resolves once a key works. */
+function signIn(reason?: ApiError): Promise<void> {
+  let signedIn: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    signedIn = resolve;
+  });
   const feedback = new Feedback();
   const key = h("input", {
     type: "password",
@@ -49,10 +54,11 @@ function signIn(reason?: ApiError) {
     if (ok === undefined) return;
     session.signIn(candidate);
     key.value = "";
-    await start();
+    signedIn();
   });
   fill(root, h("main", { id: "main" }, form));
   key.focus();
+  return done;
 }
 
 async function start() {
@@ -85,7 +91,7 @@ async function start() {
   signOut.addEventListener("click", () => {
     session.signOut();
     location.hash = "";
-    signIn();
+    void signIn().then(start);
   });
   // The router owns the hash, so the skip link moves focus itself.
   const skip = h("a", { class: "skip", href: "#main" }, "Skip to content");
@@ -132,8 +138,8 @@ async function start() {
 
 whenUnauthorized((error) => {
   session.signOut();
-  signIn(error);
+  void signIn(error).then(start);
 });
 
 if (session.key()) void start();
-else signIn();
+else void signIn().then(start);

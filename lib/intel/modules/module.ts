@@ -1,5 +1,5 @@
 import type { z } from "@hono/zod-openapi";
-import type { BrandProfile } from "../brand.js";
+import type { BrandProfile } from "../brand/profiles.js";
 
 /** Which tracked competitor a request names: by id, or by the domain the caller typed. */
 export interface CompetitorRef {
@@ -36,7 +36,7 @@ export const brandValue = (from: string, value: string | undefined): BrandValue 
 
 /**
  * One marketing intel module: what it takes, the shape of what it answers, how it searches the
- * knowledge base and what it asks the model. The shared generator (`../generate.ts`) does the
+ * knowledge base and what it asks the model. The shared generator (`../generate/generator.ts`) does the
  * rest, so a module is data plus a few small functions.
  */
 export interface IntelModule<

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { toDisplayText } from "../../display-text.js";
 import { logger } from "../../log.js";
 import { count } from "../../metrics.js";
+import { redactError } from "../../redact.js";
 import type { Blobs } from "../../store/blobs.js";
 import type { CrawlMessage, Delivery, PageMessage, Queue } from "../../store/queue.js";
 import type { Table } from "../../store/table.js";
@@ -17,16 +18,18 @@ import { readSitemaps } from "../../web/sitemap.js";
 import { canonicalUrl } from "../../web/url.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
 import type { Sources } from "../sources/sources.js";
-import { CrawlScope } from "./scope.js";
+import { ContentClaims } from "./content-claims.js";
 import {
-  type CrawlItem,
+  CrawlFrontier,
   type CrawlPageItem,
-  CrawlStore,
   type Discovery,
   maxDiscovered,
   type PageOutcome,
   type SkipReason,
-} from "./store.js";
+} from "./frontier.js";
+import { HostPace } from "./host-pace.js";
+import { type CrawlItem, CrawlRecords } from "./records.js";
+import { CrawlScope } from "./scope.js";
 
 /**
  * The crawl worker's logic: one page per message. A page is fetched (politely, robots.txt
@@ -91,11 +94,17 @@ const SCOPE_MESSAGES = {
 } as const;
 
 export class Crawler {
-  private readonly store: CrawlStore;
+  private readonly crawls: CrawlRecords;
+  private readonly frontier: CrawlFrontier;
+  private readonly contents: ContentClaims;
+  private readonly pace: HostPace;
   private readonly now: () => number;
 
   constructor(private readonly deps: CrawlerDeps) {
-    this.store = new CrawlStore(deps);
+    this.crawls = new CrawlRecords(deps);
+    this.frontier = new CrawlFrontier({ ...deps, records: this.crawls });
+    this.contents = new ContentClaims(deps);
+    this.pace = new HostPace(deps);
     this.now = deps.now ?? Date.now;
   }
 
@@ -110,21 +119,24 @@ export class Crawler {
 
   private async page(message: PageMessage, delivery: Delivery): Promise<CrawlOutcome> {
     const { workspaceId, crawlId, pageKey } = message;
-    const crawl = await this.store.getCrawl(workspaceId, crawlId);
-    const page = crawl && (await this.store.getPage(workspaceId, crawlId, pageKey));
+    const crawl = await this.crawls.get(workspaceId, crawlId);
+    const page = crawl && (await this.frontier.getPage(workspaceId, crawlId, pageKey));
     if (!crawl || !page) return "gone";
     if (page.status !== "queued") return "repeated";
     try {
       const outcome = await this.crawlPage(crawl, page);
       if (outcome === "deferred") return outcome;
-      await this.store.finishPage(crawl, page, outcome);
+      await this.frontier.finishPage(crawl, page, outcome);
       count(outcome.status === "indexed" ? "CrawlPagesIndexed" : "CrawlPagesSkipped");
       return outcome.status;
     } catch (err) {
       if (delivery.receiveCount >= delivery.maxReceiveCount) {
         // The message goes to the dead-letter queue; the page must not hold the crawl open.
-        logger.error("crawling a page failed on its last delivery", { crawlId, error: err });
-        await this.store.finishPage(crawl, page, {
+        logger.error("crawling a page failed on its last delivery", {
+          crawlId,
+          error: redactError(err),
+        });
+        await this.frontier.finishPage(crawl, page, {
           status: "failed",
           reason: "internal_error",
           message: "The page could not be processed",
@@ -167,7 +179,7 @@ export class Crawler {
       if (isTransient(err) && (page.attempts ?? 0) < MAX_PAGE_RETRIES) {
         const backoff = (this.deps.retryBaseMs ?? RETRY_BASE_MS) * 2 ** (page.attempts ?? 0);
         const at = Date.now() + Math.max(backoff, err.retryAfterMs ?? 0);
-        if (await this.store.retryPage(crawl, page, at)) return "deferred";
+        if (await this.frontier.retryPage(crawl, page, at)) return "deferred";
       }
       if (err.status === 404 || err.status === 410) {
         // A page a source stands for is gone: mark the source (a re-crawl finds this).
@@ -227,10 +239,10 @@ export class Crawler {
       return skipped("duplicate", `The page names ${canonical.href} as its canonical URL`);
     }
     const hash = createHash("sha256").update(extracted.markdown).digest("hex").slice(0, 32);
-    const twin = await this.store.claimContent(page, hash);
+    const twin = await this.contents.claim(page, hash);
     if (twin) return skipped("duplicate", `Same content as ${twin}`);
-    if (!(await this.store.takeSlot(crawl, page.pageKey))) {
-      const current = await this.store.getCrawl(crawl.workspaceId, crawl.crawlId);
+    if (!(await this.crawls.takeSlot(crawl, page.pageKey))) {
+      const current = await this.crawls.get(crawl.workspaceId, crawl.crawlId);
       return current?.status === "indexing" ? overCap(crawl) : stopped(current);
     }
     // One source per URL: a page the workspace has already (from an earlier crawl, an add, or
@@ -270,9 +282,9 @@ export class Crawler {
     if (floorMs <= 0) return true;
     const now = Date.now();
     const host = new URL(page.url).host;
-    const turn = await this.store.claimHostSlot(crawl, host, floorMs, now, MAX_INLINE_WAIT_MS);
+    const turn = await this.pace.claimSlot(crawl, host, floorMs, now, MAX_INLINE_WAIT_MS);
     if ("retryAt" in turn) {
-      await this.store.sendPage(crawl, page.pageKey, turn.retryAt);
+      await this.frontier.sendPage(crawl, page.pageKey, turn.retryAt);
       return false;
     }
     const wait = turn.slot - now;
@@ -289,7 +301,7 @@ export class Crawler {
   ): Promise<void> {
     const floorMs = this.floorMs(robots);
     if (floorMs > 0) {
-      await this.store.observeHost(crawl, new URL(page.url).host, observation, floorMs);
+      await this.pace.observe(crawl, new URL(page.url).host, observation, floorMs);
     }
   }
 
@@ -304,7 +316,7 @@ export class Crawler {
         skip: verdict && { reason: verdict, message: SCOPE_MESSAGES[verdict] },
       });
     }
-    return this.store.discover(crawl, found);
+    return this.frontier.discover(crawl, found);
   }
 
   /** Page URLs of the site's sitemaps: those robots.txt lists, or /sitemap.xml. */
@@ -331,34 +343,61 @@ export class Crawler {
   /**
    * The watchdog: a running crawl that made no progress for `stallMs` is recounted from its
    * pages. Nothing pending means it is done; pages still queued get their messages once more;
-   * if that does not help either, the crawl fails with the reason.
+   * if that does not help either, the crawl fails with the reason. The watch of a crawl that
+   * ended, however it ended, is its last: it lets the crawl's helper items expire.
    */
   private async watch(message: Extract<CrawlMessage, { kind: "crawl-watch" }>) {
-    const crawl = await this.store.getCrawl(message.workspaceId, message.crawlId);
-    if (crawl?.status !== "indexing") return "gone";
+    const crawl = await this.crawls.get(message.workspaceId, message.crawlId);
+    if (!crawl) return "gone";
+    if (crawl.status !== "indexing") {
+      await this.expireHelpers(crawl);
+      return "gone";
+    }
     const idleMs = this.now() - Date.parse(crawl.updatedAt);
     if (idleMs < this.deps.stallMs) {
-      await this.store.sendWatch(crawl);
+      await this.frontier.sendWatch(crawl);
       return "watching";
     }
-    const { counts, queued } = await this.store.recount(crawl);
+    const { counts, queued } = await this.frontier.recount(crawl);
     if (queued.length === 0) {
-      await this.store.end(crawl, "completed", null, counts);
+      await this.crawls.end(crawl, "completed", null, counts);
+      await this.expireHelpers(crawl);
       return "completed";
     }
     if ((crawl.nudges ?? 0) === 0) {
-      await this.store.sendPages(
+      await this.frontier.sendPages(
         crawl,
         queued.map((page) => page.pageKey),
       );
-      await this.store.nudged(crawl);
-      await this.store.sendWatch(crawl);
+      await this.crawls.nudge(crawl);
+      await this.frontier.sendWatch(crawl);
       return "nudged";
     }
     const minutes = Math.round(idleMs / 60_000);
     const reason = `No progress for ${minutes} minutes; ${queued.length} pages never finished`;
-    await this.store.end(crawl, "failed", reason, counts);
+    await this.crawls.end(crawl, "failed", reason, counts);
+    await this.expireHelpers(crawl);
     return "stalled";
+  }
+
+  /**
+   * Lets an ended crawl's content claims, query variants and host paces expire now, its record
+   * and pages staying. Their own expiry (`CRAWL_HELPER_DAYS`) removes them if this fails, so a
+   * failure is logged and the watch still ends.
+   */
+  private async expireHelpers(crawl: CrawlItem): Promise<void> {
+    try {
+      await Promise.all([
+        this.contents.expire(crawl),
+        this.frontier.expireVariants(crawl),
+        this.pace.expire(crawl),
+      ]);
+    } catch (error) {
+      logger.warn("crawl helpers not expired; they expire on their own", {
+        crawlId: crawl.crawlId,
+        error,
+      });
+    }
   }
 }
 

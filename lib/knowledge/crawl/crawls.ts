@@ -6,14 +6,18 @@ import { wsKey } from "../../store/table.js";
 import type { RefreshSchedule } from "../sources/fields.js";
 import { refreshMarker } from "../sources/schedule.js";
 import {
-  type CrawlItem,
+  CrawlFrontier,
   type CrawlPageItem,
-  type CrawlSettings,
-  CrawlStore,
-  type CrawlStoreDeps,
-  crawlKey,
+  type FrontierDeps,
   type PageStatus,
-} from "./store.js";
+} from "./frontier.js";
+import {
+  type CrawlItem,
+  type CrawlRecordDeps,
+  CrawlRecords,
+  type CrawlSettings,
+  crawlKey,
+} from "./records.js";
 
 /** Seconds between watchdog checks of a running crawl. */
 export const DEFAULT_WATCH_SECONDS = 300;
@@ -83,10 +87,18 @@ export function toPublicPage(item: CrawlPageItem): PublicCrawlPage {
 
 /** Site crawls of one workspace, as the API starts, reads and cancels them. */
 export class Crawls {
-  private readonly store: CrawlStore;
+  private readonly records: CrawlRecords;
+  private readonly frontier: CrawlFrontier;
 
-  constructor(deps: Omit<CrawlStoreDeps, "watchSeconds"> & { watchSeconds?: number }) {
-    this.store = new CrawlStore({ watchSeconds: DEFAULT_WATCH_SECONDS, ...deps });
+  constructor(
+    deps: CrawlRecordDeps & Pick<FrontierDeps, "queue"> & { watchSeconds?: number | undefined },
+  ) {
+    this.records = new CrawlRecords(deps);
+    this.frontier = new CrawlFrontier({
+      ...deps,
+      watchSeconds: deps.watchSeconds ?? DEFAULT_WATCH_SECONDS,
+      records: this.records,
+    });
   }
 
   /**
@@ -121,21 +133,19 @@ export class Crawls {
       refreshOf: schedule.refreshOf ?? null,
       ...(schedule.refresh ? refreshMarker(workspaceId, crawlId, schedule.refresh) : {}),
     };
-    await this.store.createCrawl(crawl);
+    await this.records.create(crawl);
     try {
-      await this.store.discover(crawl, [{ url: settings.seedUrl, depth: 0 }]);
-      await this.store.sendWatch(crawl);
+      await this.frontier.discover(crawl, [{ url: settings.seedUrl, depth: 0 }]);
+      await this.frontier.sendWatch(crawl);
     } catch {
-      await this.store.end(crawl, "failed", "The crawl could not be queued; start it again");
+      await this.records.end(crawl, "failed", "The crawl could not be queued; start it again");
       throw serviceUnavailable("The crawl could not be queued; try again", { crawlId });
     }
     return crawl;
   }
 
   async get(workspaceId: string, crawlId: string): Promise<CrawlItem> {
-    const crawl = isId("crawl", crawlId)
-      ? await this.store.getCrawl(workspaceId, crawlId)
-      : undefined;
+    const crawl = isId("crawl", crawlId) ? await this.records.get(workspaceId, crawlId) : undefined;
     if (!crawl) throw notFound("crawl", crawlId);
     return crawl;
   }
@@ -158,17 +168,17 @@ export class Crawls {
         },
       );
     }
-    return this.store.setRefresh(crawl, schedule);
+    return this.records.schedule(crawl, schedule);
   }
 
   /** Records a scheduled crawl's latest run. */
   async noteRun(crawl: CrawlItem, runId: string): Promise<void> {
-    await this.store.setLastRun(crawl, runId);
+    await this.records.noteRun(crawl, runId);
   }
 
   /** A workspace's crawls, newest first. */
   list(workspaceId: string, limit: number, cursor?: string): Promise<Page<CrawlItem>> {
-    return this.store.listCrawls(workspaceId, limit, cursor);
+    return this.records.list(workspaceId, limit, cursor);
   }
 
   /** The per-URL report, in a stable order, optionally of some statuses only. */
@@ -179,7 +189,7 @@ export class Crawls {
     limit: number,
     cursor?: string,
   ): Promise<Page<CrawlPageItem>> {
-    return this.store.listPages(await this.get(workspaceId, crawlId), status, limit, cursor);
+    return this.frontier.listPages(await this.get(workspaceId, crawlId), status, limit, cursor);
   }
 
   /**
@@ -189,7 +199,7 @@ export class Crawls {
   async cancel(workspaceId: string, crawlId: string): Promise<CrawlItem> {
     const crawl = await this.get(workspaceId, crawlId);
     const ended =
-      crawl.status === "indexing" ? await this.store.end(crawl, "cancelled", null) : undefined;
+      crawl.status === "indexing" ? await this.records.end(crawl, "cancelled", null) : undefined;
     const now = ended ?? (await this.get(workspaceId, crawlId));
     if (now.status !== "cancelled") {
       throw conflict(`The crawl has ${now.status} already`, { status: now.status });

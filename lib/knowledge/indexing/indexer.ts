@@ -4,23 +4,15 @@ import { type Failures, type SandboxBounds, sandbox } from "../../files/sandbox.
 import type { Embedder, EmbeddingSpace } from "../../llm/embeddings.js";
 import { logger } from "../../log.js";
 import { count } from "../../metrics.js";
+import { redactError } from "../../redact.js";
 import type { SearchIndex, SourceDocument } from "../../search/index.js";
 import type { Blobs } from "../../store/blobs.js";
 import type { Delivery, IndexMessage } from "../../store/queue.js";
-import type { Condition, Table } from "../../store/table.js";
+import type { Table } from "../../store/table.js";
 import type { Validators } from "../../web/fetch.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
-import {
-  bumpLiveSources,
-  INDEXING_MARKER,
-  indexingMarker,
-  LAST_ATTEMPT_PARTITION,
-  type SourceItem,
-  type SourceType,
-  sourceBlobPrefix,
-  sourceKey,
-  toPublic,
-} from "../sources/sources.js";
+import { type SourceItem, SourceRecords, toPublic } from "../sources/records.js";
+import { type SourceType, sourceBlobPrefix } from "../sources/sources.js";
 import { type Chunk, type ChunkingOptions, normalizeDocument, PAGE_BREAK } from "./chunking.js";
 import { embedChunks, indexSpace } from "./embeddings.js";
 
@@ -104,13 +96,6 @@ export type IndexOutcome = "indexed" | "failed" | "skipped" | "unchanged" | "gon
 /** What a refresh of an indexed page found: the one place a refresh ends. */
 export type RefreshOutcome = "unchanged" | "changed" | "gone";
 
-/** The write condition that the given revision of a source is current and still `indexing`. */
-const stillIndexing = (revision: number): Condition => ({
-  expression: "revision = :rev AND #status = :indexing",
-  values: { ":rev": revision, ":indexing": "indexing" },
-  names: { "#status": "status" },
-});
-
 /** A source's chunks, and their vectors in one embedding space, as the search index takes them. */
 export function searchDocument(
   source: SourceItem,
@@ -129,30 +114,6 @@ export function searchDocument(
       ? { vectors: { space: indexSpace(embedded.space), vectors: embedded.vectors } }
       : {}),
   };
-}
-
-/**
- * Marks the given revision of a source failed; a newer revision or a deleted source is left alone.
- * `redrivable`: its message went to the dead-letter queue, and a redrive may index it after all.
- * A source that answered searches with an earlier revision while this one was indexed
- * (`isSearchable`) leaves them now, so the workspace's counter moves.
- */
-export async function failSource(
-  table: Table,
-  source: Pick<SourceItem, "pk" | "sk" | "revision" | "workspaceId">,
-  code: string,
-  message: string,
-  redrivable = false,
-): Promise<boolean> {
-  const failed = await table.update<SourceItem>(
-    source.pk,
-    source.sk,
-    { status: "failed", error_code: code, last_error: message, redrivable },
-    stillIndexing(source.revision),
-    INDEXING_MARKER,
-  );
-  if (failed?.chunks_key) await bumpLiveSources(table, source.workspaceId);
-  return failed !== undefined;
 }
 
 /** Why the last delivery of a message failed, as the source's `error_code` and `last_error`. */
@@ -181,12 +142,14 @@ export function textLoader(blobs: Blobs): ContentLoader {
  * deleted source removes whatever rows of it the index still holds.
  */
 export class Indexer {
-  constructor(private readonly deps: IndexerDeps) {}
+  private readonly records: SourceRecords;
+
+  constructor(private readonly deps: IndexerDeps) {
+    this.records = new SourceRecords(deps);
+  }
 
   async handle(message: IndexMessage, delivery: Delivery): Promise<IndexOutcome> {
-    const { table } = this.deps;
-    const pk = `WS#${message.workspaceId}`;
-    const source = await table.get<SourceItem>(pk, sourceKey(message.sourceId));
+    const source = await this.records.get(message.workspaceId, message.sourceId);
     if (!source) {
       await this.deps.search.removeSource(message.workspaceId, message.sourceId);
       return "skipped";
@@ -197,7 +160,7 @@ export class Indexer {
       (source.status === "failed" && source.redrivable === true && (await this.redriven(source)));
     if (!ready) return "skipped";
     const last = delivery.receiveCount >= delivery.maxReceiveCount;
-    if (last && !(await this.markLastAttempt(source))) return "skipped";
+    if (last && !(await this.records.markLastAttempt(source))) return "skipped";
     try {
       const { refresher } = this.deps;
       if (message.refresh && source.type === "url" && refresher) {
@@ -207,7 +170,10 @@ export class Indexer {
     } catch (err) {
       if (err instanceof IndexingError) return this.fail(source, err.code, err.message);
       if (last) {
-        logger.error("indexing failed on its last delivery", { sourceId: source.id, error: err });
+        logger.error("indexing failed on its last delivery", {
+          sourceId: source.id,
+          error: redactError(err),
+        });
         const { code, message: why } = lastFailure(err);
         await this.fail(source, code, why, true);
       }
@@ -220,24 +186,9 @@ export class Indexer {
    * (`npm run redrive`): the source goes back to `indexing` for this try.
    */
   private async redriven(source: SourceItem): Promise<boolean> {
-    const back = await this.deps.table.update(
-      source.pk,
-      source.sk,
-      {
-        status: "indexing",
-        last_error: null,
-        error_code: null,
-        redrivable: false,
-        ...indexingMarker(source.workspaceId, source.id, new Date().toISOString()),
-      },
-      {
-        expression: "revision = :rev AND #status = :failed AND redrivable = :yes",
-        values: { ":rev": source.revision, ":failed": "failed", ":yes": true },
-        names: { "#status": "status" },
-      },
-    );
+    const back = await this.records.redrive(source);
     if (back) source.status = "indexing";
-    return back !== undefined;
+    return back;
   }
 
   /**
@@ -257,22 +208,8 @@ export class Indexer {
       }
       return this.refreshed(source, outcome === "indexed" ? "changed" : outcome);
     }
-    const now = new Date().toISOString();
-    const gone = found.kind === "gone";
-    const settled = await this.deps.table.update(
-      source.pk,
-      source.sk,
-      {
-        status: "indexed",
-        last_checked_at: now,
-        gone_at: gone ? (source.gone_at ?? now) : null,
-        ...(found.kind === "content" ? validatorFields(found.validators) : {}),
-      },
-      stillIndexing(source.revision),
-      [...INDEXING_MARKER, "refresh_snapshot"],
-    );
-    if (!settled) return "skipped";
-    return this.refreshed(source, gone ? "gone" : "unchanged");
+    if (!(await this.records.markChecked(source, found))) return "skipped";
+    return this.refreshed(source, found.kind === "gone" ? "gone" : "unchanged");
   }
 
   /** Where every refresh of a page ends, with what it found: webhooks are told `refresh.completed`. */
@@ -320,7 +257,7 @@ export class Indexer {
 
   /** Indexes the source's current revision, from `content` when it was read already. */
   private async index(source: SourceItem, content?: LoadedContent): Promise<IndexOutcome> {
-    const { table, blobs, chunking, loaders } = this.deps;
+    const { blobs, chunking, loaders } = this.deps;
     const load = loaders[source.type];
     if (!load)
       throw new IndexingError("not_supported", `Sources of type ${source.type} cannot be indexed`);
@@ -362,32 +299,13 @@ export class Indexer {
     );
     if (!written) return this.skipAfterWriting(source, prefix);
 
-    const now = new Date().toISOString();
-    const done = await table.update<SourceItem>(
-      source.pk,
-      source.sk,
-      {
-        status: "indexed",
-        chunk_count: chunks.length,
-        chunks_key: chunksKey,
-        content_hash: hash,
-        indexed_at: now,
-        last_error: null,
-        error_code: null,
-        ...(source.type === "url"
-          ? {
-              last_checked_at: now,
-              gone_at: null,
-              ...validatorFields(loaded.validators),
-            }
-          : {}),
-        ...(hash === source.content_hash ? {} : { last_changed_at: now }),
-      },
-      { expression: "revision = :rev", values: { ":rev": source.revision } },
-      INDEXING_MARKER,
-    );
+    const done = await this.records.markIndexed(source, {
+      chunkCount: chunks.length,
+      chunksKey,
+      contentHash: hash,
+      validators: loaded.validators,
+    });
     if (!done) return this.skipAfterWriting(source, prefix);
-    await bumpLiveSources(table, source.workspaceId);
     count("SourcesIndexed");
     await this.deps.events?.emit(source.workspaceId, "source.indexed", { ...toPublic(done) });
     // A first revision has no earlier chunk sets to remove: two listings saved per new source.
@@ -428,47 +346,16 @@ export class Indexer {
   }
 
   /**
-   * Records that the message's last delivery begins: should it end without a result (a crash or a
-   * timeout, with no delivery to follow), the watchdog fails the source minutes later. False when
-   * the revision finished or was replaced meanwhile.
+   * Fails the revision while it is still `indexing` (`SourceRecords.fail` tells `source.failed`).
+   * `redrivable`: its message goes to the dead-letter queue, and a redrive may index it after all.
    */
-  private async markLastAttempt(source: SourceItem): Promise<boolean> {
-    const marked = await this.deps.table.update(
-      source.pk,
-      source.sk,
-      indexingMarker(
-        source.workspaceId,
-        source.id,
-        new Date().toISOString(),
-        LAST_ATTEMPT_PARTITION,
-      ),
-      stillIndexing(source.revision),
-    );
-    return marked !== undefined;
-  }
-
   private async fail(
     source: SourceItem,
     code: string,
     message: string,
     redrivable = false,
   ): Promise<IndexOutcome> {
-    if (await failSource(this.deps.table, source, code, message, redrivable)) {
-      count("SourcesFailed");
-      const failed = {
-        ...source,
-        status: "failed",
-        error_code: code,
-        last_error: message,
-      } as const;
-      await this.deps.events?.emit(source.workspaceId, "source.failed", { ...toPublic(failed) });
-    }
+    await this.records.fail(source, { code, message, redrivable });
     return "failed";
   }
 }
-
-/** A page's validators as the source record keeps them. */
-const validatorFields = (validators: Validators | undefined) => ({
-  etag: validators?.etag ?? null,
-  last_modified: validators?.lastModified ?? null,
-});

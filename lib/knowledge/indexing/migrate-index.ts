@@ -2,7 +2,8 @@ import type { EmbeddingSpace } from "../../llm/embeddings.js";
 import type { SearchIndex, SourceDocument } from "../../search/index.js";
 import type { Blobs } from "../../store/blobs.js";
 import { type Table, wsKey } from "../../store/table.js";
-import { claimUrlSources, SOURCE_PREFIX, type SourceItem } from "../sources/sources.js";
+import { SOURCE_PREFIX, type SourceItem } from "../sources/records.js";
+import { claimUrlSources } from "../sources/url-claims.js";
 import { loadVectors, matrixRows } from "./embeddings.js";
 import { type StoredChunks, searchDocument } from "./indexer.js";
 

@@ -3,7 +3,7 @@ import type { Quotas } from "../../limits/quotas.js";
 import { logger } from "../../log.js";
 import type { Table } from "../../store/table.js";
 import type { Crawls } from "../crawl/crawls.js";
-import { CRAWL_PREFIX, type CrawlItem } from "../crawl/store.js";
+import { CRAWL_PREFIX, type CrawlItem } from "../crawl/records.js";
 import { REFRESH_SCHEDULES } from "../sources/fields.js";
 import { dueSlot, refreshPartition } from "../sources/schedule.js";
 import { SOURCE_PREFIX, type SourceItem, type Sources } from "../sources/sources.js";

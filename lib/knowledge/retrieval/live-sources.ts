@@ -1,6 +1,6 @@
 import { LRUCache } from "lru-cache";
 import { type Item, type Table, wsKey } from "../../store/table.js";
-import { crawlSourceIds } from "../crawl/store.js";
+import { crawlSourceIds } from "../crawl/frontier.js";
 import { GENERATION_SK, isSearchable, SOURCE_PREFIX, type SourceItem } from "../sources/sources.js";
 
 const FIELDS = ["id", "status", "enabled", "chunks_key", "name", "source_url_or_path"];

@@ -1,298 +1,142 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { toDisplayText } from "../../display-text.js";
+import { conflict, DomainError } from "../../errors.js";
+import { createModule } from "../../http/app.js";
+import type { Quotas } from "../../limits/quotas.js";
+import type { Blobs } from "../../store/blobs.js";
+import type { Retriever } from "../retrieval/retrieval.js";
+import { createFileSource } from "../uploads/multipart.js";
 import {
-  commonErrors,
-  cursorParam,
-  displayText,
-  errorResponse,
-  flagField,
-  flagParam,
-  IdempotencyHeaders,
-  idempotencyErrors,
-  jsonBody,
-  jsonResponse,
-  limitParam,
-  NoQuery,
-  oneOrSeveral,
-  oneOrSeveralParam,
-  pageOf,
-} from "../../http/schemas.js";
-import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from "../../search/terms.js";
-import { REFRESH_SCHEDULES, SOURCE_STATUSES, SOURCE_TYPES } from "./fields.js";
-
-const Schedule = z.enum(REFRESH_SCHEDULES).openapi({
-  description:
-    "Fetch the page again daily or weekly (at an hour of the window picked per source) and reindex it only when its content changed",
-});
-
-export const SourceSchema = z
-  .strictObject({
-    id: z.string().openapi({ example: "kb_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
-    type: z.enum(SOURCE_TYPES),
-    name: z.string(),
-    source_url_or_path: z.string().openapi({
-      description: "The page's URL, or the uploaded file's name; empty for raw text",
-    }),
-    status: z.enum(SOURCE_STATUSES),
-    chunk_count: z.number().int(),
-    enabled: z.union([z.literal(0), z.literal(1)]),
-    created_at: z.string().openapi({ format: "date-time" }),
-    indexed_at: z.string().nullable().openapi({ format: "date-time" }),
-    last_error: z.string().nullable(),
-    error_code: z.string().nullable(),
-    crawl_id: z.string().nullable().openapi({
-      description:
-        "The first crawl that added this page (for a scheduled run's page, the crawl it repeats); null when it was added directly. A page can belong to several crawls: `GET /api/knowledge?crawl_id=` lists each crawl's pages",
-    }),
-    refresh: Schedule.nullable(),
-    last_checked_at: z.string().nullable().openapi({
-      format: "date-time",
-      description: "When the page was last fetched (URL sources)",
-    }),
-    last_changed_at: z.string().nullable().openapi({
-      format: "date-time",
-      description: "When the indexed content last changed",
-    }),
-    gone_at: z.string().nullable().openapi({
-      format: "date-time",
-      description: "When a refresh found the page gone (404 or 410); what was indexed stays",
-    }),
-  })
-  .openapi("KnowledgeSource");
-
-/** The name a source shows under, in lists, search results and citations. */
-const sourceName = displayText(
-  200,
-  "The name the source shows under; by default a text's first line, a page's URL or a file's name",
-);
-
-export const CreateSourceBody = z
-  .strictObject({
-    text: z.string().optional().openapi({ description: "Raw text to index (a `text` source)" }),
-    url: z
-      .string()
-      .optional()
-      .openapi({ description: "A public web page to index (a `url` source)" }),
-    name: sourceName.optional(),
-    refresh: Schedule.optional(),
-  })
-  .superRefine((body, ctx) => {
-    if (body.refresh !== undefined && body.url === undefined) {
-      ctx.addIssue({ code: "custom", message: "Only a `url` can be refreshed", path: ["refresh"] });
-    }
-    if (body.text !== undefined && body.url !== undefined) {
-      ctx.addIssue({ code: "custom", message: "Give either `text` or `url`, not both", path: [] });
-    } else if (body.text === undefined && body.url === undefined) {
-      ctx.addIssue({ code: "custom", message: "Give `text` or `url`", path: [] });
-    } else if (body.text !== undefined && body.text.trim() === "") {
-      ctx.addIssue({ code: "custom", message: "`text` is empty", path: ["text"] });
-    }
-  })
-  .openapi("CreateKnowledgeSource");
-
-export const MultipartSourceBody = z
-  .strictObject({
-    file: z
-      .instanceof(File, { message: "Send the file in a `file` field" })
-      .openapi({ type: "string", format: "binary", description: "The document (up to 4 MB)" }),
-    name: sourceName.optional(),
-  })
-  .openapi("UploadKnowledgeFile");
-
-const Accepted = z
-  .strictObject({
-    id: z.string(),
-    status: z.literal("indexing").openapi({
-      description:
-        "Always `indexing`: the source reads `indexing` until this indexing settles, then `indexed` (or `failed`)",
-    }),
-    created: z.boolean().optional().openapi({
-      description:
-        "URLs only: false when the workspace has a source for this (canonical) URL already; it is refreshed instead",
-    }),
-    type: z.literal("file").optional().openapi({ description: "File uploads only" }),
-    name: z.string().optional().openapi({ description: "File uploads only" }),
-    bytes: z.number().int().optional().openapi({ description: "File uploads only" }),
-  })
-  .openapi("IndexingAccepted");
-
-const IdParams = z.object({
-  id: z
-    .string()
-    .openapi({ param: { name: "id", in: "path" }, example: "kb_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
-});
-
-const tags = ["Knowledge"];
-
-export const createSource = createRoute({
-  operationId: "createSource",
-  method: "post",
-  path: "/api/knowledge",
-  tags,
-  summary: "Add a knowledge source",
-  description: [
-    "Creates a source and queues it for indexing: JSON with raw `text` (limit `MAX_TEXT_BYTES`,",
-    "1,000,000 UTF-8 bytes by default) or a public `url`; or `multipart/form-data` with a `file`",
-    "(PDF, DOCX, HTML, Markdown, plain text or CSV, up to 4 MB: larger files use",
-    "`POST /api/knowledge/uploads`) and an optional `name`. Too large is a 413, another file type a 415.",
-    "Every accepted source answers 200 with `status: indexing`. A URL is one source per workspace:",
-    "a new one answers `created: true`; one the workspace has already answers `created: false` with",
-    "that source's id and is refreshed as `POST /api/knowledge/{id}/reindex` would: it reads",
-    "`indexing` until the refresh settles, then `indexed` (unchanged content settles at once,",
-    "without indexing again), and what it had indexed keeps answering searches meanwhile.",
-    "`refresh` schedules a URL.",
-  ].join(" "),
-  request: {
-    headers: IdempotencyHeaders,
-    query: NoQuery,
-    body: {
-      content: {
-        "application/json": { schema: CreateSourceBody },
-        "multipart/form-data": { schema: MultipartSourceBody },
-      },
-    },
-  },
-  responses: {
-    200: jsonResponse(Accepted, "Queued for indexing (a URL the workspace has: refreshed)"),
-    ...commonErrors,
-    ...idempotencyErrors,
-  },
-});
-
-export const listSources = createRoute({
-  operationId: "listSources",
-  method: "get",
-  path: "/api/knowledge",
-  tags,
-  summary: "List knowledge sources, newest first",
-  request: {
-    query: z.strictObject({
-      limit: limitParam(50, 100),
-      cursor: cursorParam,
-      status: oneOrSeveralParam(z.enum(SOURCE_STATUSES), "Only sources in these states"),
-      enabled: flagParam("Only enabled (`true`, `1`) or disabled (`false`, `0`) sources"),
-      type: oneOrSeveralParam(z.enum(SOURCE_TYPES), "Only sources of these types"),
-      crawl_id: oneOrSeveralParam(
-        z.string().max(64),
-        "Only the pages these crawls indexed or refreshed: exactly the `sourceId`s of their `/pages` reports, so as many as their `pagesIndexed`",
-      ),
-    }),
-  },
-  responses: {
-    200: jsonResponse(pageOf("sources", SourceSchema), "One page of sources"),
-    ...commonErrors,
-  },
-});
-
-export const getSource = createRoute({
-  operationId: "getSource",
-  method: "get",
-  path: "/api/knowledge/{id}",
-  tags,
-  summary: "Get one knowledge source",
-  request: { params: IdParams, query: NoQuery },
-  responses: { 200: jsonResponse(SourceSchema, "The source"), ...commonErrors },
-});
-
-export const patchSource = createRoute({
-  operationId: "updateSource",
-  method: "patch",
-  path: "/api/knowledge/{id}",
-  tags,
-  summary: "Rename a source, enable or disable it, or schedule its refresh",
-  description:
-    "A disabled source leaves search, chat and intel at once; enabling brings it back without reindexing. A new `name` shows in search results at once. `refresh` (URL sources) sets or, with null, removes the schedule.",
-  request: {
-    params: IdParams,
-    query: NoQuery,
-    body: jsonBody(
-      z
-        .strictObject({
-          enabled: flagField("Whether search, chat and intel use the source").optional(),
-          name: sourceName.optional(),
-          refresh: Schedule.nullable().optional(),
-        })
-        .refine((body) => Object.values(body).some((value) => value !== undefined), {
-          message: "Give `enabled`, `name` or `refresh`",
-        }),
-    ),
-  },
-  responses: {
-    200: jsonResponse(SourceSchema, "The updated source"),
-    ...commonErrors,
-    409: errorResponse("`conflict`: a `refresh` schedule for a source that is not a web page"),
-  },
-});
-
-export const reindexSource = createRoute({
-  operationId: "reindexSource",
-  method: "post",
-  path: "/api/knowledge/{id}/reindex",
-  tags,
-  summary: "Index a source again",
-  request: { params: IdParams, query: NoQuery },
-  responses: { 200: jsonResponse(Accepted, "Queued for indexing"), ...commonErrors },
-});
-
-export const deleteSource = createRoute({
-  operationId: "deleteSource",
-  method: "delete",
-  path: "/api/knowledge/{id}",
-  tags,
-  summary: "Delete a source with its chunks and stored content",
-  request: { params: IdParams, query: NoQuery },
-  responses: { 204: { description: "Deleted" }, ...commonErrors },
-});
-
-export const SearchResultSchema = z
-  .strictObject({
-    source_id: z.string(),
-    chunk_index: z.number().int(),
-    text: z.string(),
-    score: z.number(),
-    source_url_or_path: z.string().nullable(),
-    name: z.string(),
-    heading: z.string().nullable(),
-    page: z.number().int().nullable(),
-  })
-  .openapi("SearchResult");
-
-export const searchKnowledge = createRoute({
-  operationId: "searchKnowledge",
-  method: "post",
-  path: "/api/knowledge/search",
-  tags,
-  summary: "Search the enabled, indexed sources",
-  request: {
-    query: NoQuery,
-    body: jsonBody(
-      z.strictObject({
-        query: z
-          .string()
-          .trim()
-          .min(1)
-          .max(MAX_QUERY_LENGTH)
-          .openapi({
-            description: `At most ${MAX_QUERY_LENGTH} characters. Its first ${MAX_QUERY_TERMS} distinct words are searched as whole words; a repeated word counts once`,
-          }),
-        limit: z.number().int().min(1).max(50).default(10),
-        source_ids: oneOrSeveral(z.string().max(64), "Only these sources", 100).optional(),
-        type: oneOrSeveral(z.enum(SOURCE_TYPES), "Only sources of these types", 3).optional(),
-        crawl_id: oneOrSeveral(z.string().max(64), "Only pages of these crawls", 20).optional(),
-      }),
-    ),
-  },
-  responses: {
-    200: jsonResponse(z.strictObject({ results: z.array(SearchResultSchema) }), "Ranked chunks"),
-    ...commonErrors,
-  },
-});
-
-export const knowledgeRoutes = [
   createSource,
-  listSources,
-  searchKnowledge,
+  deleteSource,
   getSource,
+  listSources,
   patchSource,
   reindexSource,
-  deleteSource,
-];
+  searchKnowledge,
+} from "./contract.js";
+import { type Sources, toPublic } from "./sources.js";
+import { checkedUrl } from "./url-input.js";
+
+export interface SourcesRoutesDeps {
+  sources: Sources;
+  blobs: Blobs;
+  retriever: Retriever;
+  maxTextBytes: number;
+  quotas: Quotas;
+  /** ALLOW_PRIVATE_URLS: lets URL sources point at loopback and private hosts (development and tests). */
+  allowPrivate: boolean;
+}
+
+/** Default name of a text source: its first line made a display string, shortened. */
+function nameFromText(text: string): string {
+  const firstLine = toDisplayText((text.trim().split("\n", 1)[0] ?? "").replace(/^#+\s*/, ""));
+  if (!firstLine) return "Untitled text";
+  return firstLine.length > 80 ? `${firstLine.slice(0, 77).trimEnd()}...` : firstLine;
+}
+
+const isMultipart = (type: string | undefined) => /^multipart\/form-data/i.test(type ?? "");
+
+export function sourcesRoutes({
+  sources,
+  blobs,
+  retriever,
+  maxTextBytes,
+  allowPrivate,
+  quotas,
+}: SourcesRoutesDeps) {
+  const app = createModule();
+
+  app.openapi(createSource, async (c) => {
+    const workspaceId = c.get("workspaceId");
+    const body = isMultipart(c.req.header("content-type"))
+      ? c.req.valid("form")
+      : c.req.valid("json");
+    if ("file" in body) {
+      const { file, name } = body;
+      const created = await createFileSource({ sources, blobs }, workspaceId, file, {
+        name,
+        reserve: (bytes) => quotas.consume(workspaceId, "upload_bytes", bytes),
+      });
+      const { id, name: sourceName } = created.source;
+      return c.json(
+        {
+          id,
+          status: "indexing" as const,
+          type: "file" as const,
+          name: sourceName,
+          bytes: created.bytes,
+        },
+        200,
+      );
+    }
+    if (body.url !== undefined) {
+      const url = checkedUrl(body.url, "url", allowPrivate);
+      const { item, created } = await sources.addUrl(workspaceId, {
+        url,
+        name: body.name ?? url,
+        refresh: body.refresh,
+      });
+      return c.json({ id: item.id, status: "indexing" as const, created }, 200);
+    }
+    const text = body.text ?? "";
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes > maxTextBytes) {
+      throw new DomainError("payload_too_large", `Text is limited to ${maxTextBytes} bytes`, {
+        details: { limit: maxTextBytes, bytes },
+      });
+    }
+    const item = await sources.createText(workspaceId, text, body.name ?? nameFromText(text));
+    return c.json({ id: item.id, status: "indexing" as const }, 200);
+  });
+
+  app.openapi(listSources, async (c) => {
+    const { limit, cursor, status, enabled, type, crawl_id } = c.req.valid("query");
+    const filter = {
+      status,
+      type,
+      crawl_id,
+      enabled: enabled === undefined ? undefined : enabled ? 1 : 0,
+    } as const;
+    const page = await sources.list(c.get("workspaceId"), filter, limit, cursor);
+    return c.json({ sources: page.items.map(toPublic), nextCursor: page.nextCursor }, 200);
+  });
+
+  app.openapi(searchKnowledge, async (c) => {
+    const { query, limit, ...scope } = c.req.valid("json");
+    return c.json(
+      { results: await retriever.search(c.get("workspaceId"), query, limit, scope) },
+      200,
+    );
+  });
+
+  app.openapi(getSource, async (c) => {
+    const item = await sources.get(c.get("workspaceId"), c.req.valid("param").id);
+    return c.json(toPublic(item), 200);
+  });
+
+  app.openapi(patchSource, async (c) => {
+    const item = await sources.update(
+      c.get("workspaceId"),
+      c.req.valid("param").id,
+      c.req.valid("json"),
+    );
+    return c.json(toPublic(item), 200);
+  });
+
+  app.openapi(reindexSource, async (c) => {
+    const workspaceId = c.get("workspaceId");
+    const { id } = c.req.valid("param");
+    if ((await sources.get(workspaceId, id)).status === "awaiting_upload") {
+      throw conflict("The file has not been uploaded yet; upload it first");
+    }
+    const item = await sources.reindex(workspaceId, id);
+    return c.json({ id: item.id, status: "indexing" as const }, 200);
+  });
+
+  app.openapi(deleteSource, async (c) => {
+    await sources.delete(c.get("workspaceId"), c.req.valid("param").id);
+    return c.body(null, 204);
+  });
+
+  return app;
+}

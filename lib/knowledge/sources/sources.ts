@@ -1,169 +1,52 @@
-import { createHash } from "node:crypto";
 import { mapLimit } from "../../async.js";
 import { conflict, notFound, serviceUnavailable } from "../../errors.js";
 import { isId, newId } from "../../ids.js";
 import { logger } from "../../log.js";
-import type { Blobs, StoredObject } from "../../store/blobs.js";
+import type { Blobs } from "../../store/blobs.js";
 import type { IndexMessage, Queue } from "../../store/queue.js";
-import { type Condition, type Item, type Page, type Table, wsKey } from "../../store/table.js";
-
-import { crawlSourceIds } from "../crawl/store.js";
+import { type Page, type Table, wsKey } from "../../store/table.js";
+import type { WebhookEvents } from "../../webhooks/events.js";
+import { crawlSourceIds } from "../crawl/frontier.js";
 import type { RefreshSchedule, SourceStatus, SourceType } from "./fields.js";
-import { refreshMarker, SCHEDULE_MARKER } from "./schedule.js";
+import {
+  atRevision,
+  DIRECT_HOLDER,
+  holdersOf,
+  indexingMarker,
+  SOURCE_PREFIX,
+  type SourceChanges,
+  type SourceItem,
+  SourceRecords,
+  sourceKey,
+} from "./records.js";
+import { refreshMarker } from "./schedule.js";
+import { UrlClaims } from "./url-claims.js";
 
 export type { RefreshSchedule, SourceStatus, SourceType } from "./fields.js";
-
-/** A knowledge source as the API shows it (field names from the seed contract). */
-export interface KnowledgeSource {
-  id: string;
-  type: SourceType;
-  name: string;
-  source_url_or_path: string;
-  status: SourceStatus;
-  chunk_count: number;
-  enabled: 0 | 1;
-  created_at: string;
-  indexed_at: string | null;
-  last_error: string | null;
-  error_code: string | null;
-  /** The crawl that found this page, for sources a crawl created. */
-  crawl_id: string | null;
-  /** How often a URL source is fetched again to pick up changes (null: never by itself). */
-  refresh: RefreshSchedule | null;
-  /** When a URL source's page was last fetched (indexed or checked for changes). */
-  last_checked_at: string | null;
-  /** When the indexed content last changed (first indexed counts as a change). */
-  last_changed_at: string | null;
-  /** When a refresh found the page gone (HTTP 404 or 410); its content stays indexed. */
-  gone_at: string | null;
-}
-
-/** The stored record: the public fields plus what the pipeline needs. */
-export interface SourceItem
-  extends Item,
-    Omit<
-      KnowledgeSource,
-      | "source_url_or_path"
-      | "crawl_id"
-      | "refresh"
-      | "last_checked_at"
-      | "last_changed_at"
-      | "gone_at"
-    > {
-  /** Null for raw text. */
-  source_url_or_path: string | null;
-  /** Absent on records written before crawls existed. */
-  crawl_id?: string | null;
-  /** Absent on records written before refreshes existed, like the next three. */
-  refresh?: RefreshSchedule | null;
-  last_checked_at?: string | null;
-  last_changed_at?: string | null;
-  gone_at?: string | null;
-  /** The page's `ETag` and `Last-Modified` when it was last fetched, for conditional refreshes. */
-  etag?: string | null;
-  last_modified?: string | null;
-  /**
-   * The revision whose content is `content_key`, already fetched (a crawl's extracted page);
-   * other revisions fetch the live page. Absent: revision 1, when there is a `content_key`.
-   */
-  snapshot_revision?: number;
-  /** A crawl's fresh copy of an indexed page, waiting for the index worker to compare. */
-  refresh_snapshot?: string | null;
-  /**
-   * What keeps a web page in the knowledge base: the crawls that indexed or refreshed it (a
-   * scheduled run counts as the crawl it repeats) and `DIRECT_HOLDER` for an add of its URL.
-   * Absent on records written before pages could belong to several crawls (see `holdersOf`).
-   */
-  holders?: Set<string>;
-  workspaceId: string;
-  /** Bumped by every reindex; a worker only completes the revision it was sent for. */
-  revision: number;
-  /** The raw content (text or uploaded file) in the bucket, when the source has one. */
-  content_key: string | null;
-  /**
-   * A presigned upload's file as it was accepted (kept where no upload form can write): indexing
-   * reads this version of `content_key` only.
-   */
-  accepted_file?: StoredObject;
-  /** The chunks of the indexed revision in the bucket. */
-  chunks_key: string | null;
-  content_hash: string | null;
-}
-
-export const SOURCE_PREFIX = "KB#";
+export {
+  DIRECT_HOLDER,
+  GENERATION_SK,
+  holdersOf,
+  INDEXING_MARKER,
+  INDEXING_PARTITION,
+  indexingMarker,
+  isSearchable,
+  type KnowledgeSource,
+  LAST_ATTEMPT_PARTITION,
+  SOURCE_PREFIX,
+  type SourceChanges,
+  type SourceItem,
+  sourceKey,
+  toPublic,
+} from "./records.js";
 
 /** What `releaseCrawl` reads of every source to find a crawl's pages. */
 const HOLDER_FIELDS = ["pk", "sk", "id", "type", "source_url_or_path", "crawl_id", "holders"];
 
-/** The holder of a source added through `POST /api/knowledge` rather than by a crawl. */
-export const DIRECT_HOLDER = "direct";
-
-/** What holds a source: its `holders`, or for an older record what created it. */
-export function holdersOf(source: Pick<SourceItem, "holders" | "crawl_id">): Set<string> {
-  return source.holders ?? new Set([source.crawl_id ?? DIRECT_HOLDER]);
-}
-
-/**
- * Whether search may return the source: enabled, with an indexed revision in the index. A source
- * being indexed again keeps answering with what it had until the new revision replaces it.
- */
-export const isSearchable = (source: Pick<SourceItem, "status" | "enabled" | "chunks_key">) =>
-  source.enabled === 1 &&
-  (source.status === "indexed" || (source.status === "indexing" && source.chunks_key !== null));
-
 /** The revision an index message carries for a deleted source: it only removes its rows. */
 export const REMOVED_REVISION = Number.MAX_SAFE_INTEGER;
 
-/**
- * A counter per workspace that moves whenever the set of searchable sources may have changed: a
- * source indexed, reindexed, enabled, disabled or deleted. Writers bump it after their own write,
- * so a reader that sees the new value also sees the change.
- */
-export const GENERATION_SK = "KBGEN";
-
-export async function bumpLiveSources(table: Table, workspaceId: string): Promise<void> {
-  await table.increment(wsKey(workspaceId), GENERATION_SK, "generation", 1);
-}
-
-/**
- * While a source is `indexing` it carries these attributes, which place it in the sparse `gsi1`
- * index: under `INDEXING`, sorted by when indexing started, then, once its message's last delivery
- * begins, under `INDEXING_LAST_ATTEMPT`, sorted by when that began. The watchdog finds stalled
- * sources there without scanning. Finishing, failing or stalling removes them in the same write.
- */
-export const INDEXING_PARTITION = "INDEXING";
-export const LAST_ATTEMPT_PARTITION = "INDEXING_LAST_ATTEMPT";
-export const INDEXING_MARKER = ["gsi1pk", "gsi1sk"];
-export const indexingMarker = (
-  workspaceId: string,
-  id: string,
-  since: string,
-  partition = INDEXING_PARTITION,
-) => ({ gsi1pk: partition, gsi1sk: `${since}#${workspaceId}#${id}` });
-export const sourceKey = (id: string) => `${SOURCE_PREFIX}${id}`;
 export const sourceBlobPrefix = (workspaceId: string, id: string) => `ws/${workspaceId}/kb/${id}/`;
-
-export function toPublic(item: SourceItem): KnowledgeSource {
-  return {
-    id: item.id,
-    type: item.type,
-    name: item.name,
-    // The interface types it as a string: raw text has no URL or path, so it reads empty.
-    source_url_or_path: item.source_url_or_path ?? "",
-    status: item.status,
-    chunk_count: item.chunk_count,
-    enabled: item.enabled,
-    created_at: item.created_at,
-    indexed_at: item.indexed_at,
-    last_error: item.last_error,
-    error_code: item.error_code,
-    crawl_id: item.crawl_id ?? null,
-    refresh: item.refresh ?? null,
-    last_checked_at: item.last_checked_at ?? null,
-    last_changed_at: item.last_changed_at ?? null,
-    gone_at: item.gone_at ?? null,
-  };
-}
 
 /** What a new source is made of; the rest of its record starts empty. */
 export type NewSource = Pick<SourceItem, "type" | "name" | "source_url_or_path"> & {
@@ -209,63 +92,6 @@ export interface Released {
 export interface AddedPage {
   item: SourceItem;
   created: boolean;
-}
-
-/** What can be changed of a source in place. */
-export interface SourceChanges {
-  enabled?: boolean | undefined;
-  name?: string | undefined;
-  refresh?: RefreshSchedule | null | undefined;
-}
-
-/**
- * `KBURL#{hash}`: the claim of a canonical URL by the one source that stands for it, created with
- * a conditional put, so two adds of one URL, racing or not, make one source.
- */
-const URL_PREFIX = "KBURL#";
-// Stryker disable next-line MethodExpression: the whole hash tells the same keys apart
-const urlKey = (url: string) =>
-  `${URL_PREFIX}${createHash("sha256").update(url).digest("hex").slice(0, 32)}`;
-
-interface UrlClaim extends Item {
-  sourceId: string;
-  claimedAt: string;
-}
-
-/** What claiming a workspace's existing URL sources did (`claimUrlSources`). */
-export interface UrlClaims {
-  /** URL sources given the claim they lacked. */
-  claimed: number;
-  /** URL sources whose URL another, older source had claimed: copies to delete. */
-  duplicates: string[];
-}
-
-/**
- * Gives every URL source among a workspace's `sources` (all of them, as listed by the caller) the
- * claim of its URL, oldest source first: URL sources added before one source per URL existed have
- * none, so adding their URL again would make a second source. A URL two old sources share stays
- * the older one's; the newer are reported, not deleted. Safe to run twice and while the service
- * runs (claims are conditional puts).
- */
-export async function claimUrlSources(
-  table: Table,
-  workspaceId: string,
-  sources: readonly SourceItem[],
-): Promise<UrlClaims> {
-  const pk = wsKey(workspaceId);
-  const urlSources = sources
-    .filter((source) => source.type === "url" && source.source_url_or_path)
-    .sort((a, b) => a.created_at.localeCompare(b.created_at));
-  const result: UrlClaims = { claimed: 0, duplicates: [] };
-  for (const source of urlSources) {
-    const sk = urlKey(source.source_url_or_path as string);
-    const claim: UrlClaim = { pk, sk, sourceId: source.id, claimedAt: source.created_at };
-    if (await table.create(claim)) result.claimed++;
-    else if ((await table.get<UrlClaim>(pk, sk))?.sourceId !== source.id) {
-      result.duplicates.push(source.id);
-    }
-  }
-  return result;
 }
 
 /** A claim whose source is still missing after this long was left by a crashed add. */
@@ -324,16 +150,25 @@ export interface SourceDeps {
   table: Table;
   blobs: Blobs;
   indexQueue: Queue<IndexMessage>;
+  /** Told `source.failed` when a source's indexing cannot be queued. */
+  events?: WebhookEvents | undefined;
 }
 
-/** Knowledge sources of one workspace: records in the table, content and chunks in the bucket. */
+/**
+ * Knowledge sources of one workspace: records in the table (written by `SourceRecords`), content
+ * and chunks in the bucket.
+ */
 export class Sources {
-  constructor(private readonly deps: SourceDeps) {}
+  private readonly records: SourceRecords;
+  private readonly urls: UrlClaims;
+
+  constructor(private readonly deps: SourceDeps) {
+    this.records = new SourceRecords(deps);
+    this.urls = new UrlClaims(deps);
+  }
 
   async get(workspaceId: string, id: string): Promise<SourceItem> {
-    const item = isId("source", id)
-      ? await this.deps.table.get<SourceItem>(wsKey(workspaceId), sourceKey(id))
-      : undefined;
+    const item = isId("source", id) ? await this.records.get(workspaceId, id) : undefined;
     if (!item) throw notFound("knowledge source", id);
     return item;
   }
@@ -350,7 +185,7 @@ export class Sources {
       ...extra,
       ...indexingMarker(workspaceId, fresh.id, fresh.created_at),
     };
-    if (!(await this.deps.table.create(item))) {
+    if (!(await this.records.create(item))) {
       throw conflict(`A knowledge source with id ${item.id} exists already`);
     }
     return this.enqueue(item);
@@ -410,30 +245,20 @@ export class Sources {
    * is indexed again, and one still indexing is left to finish.
    */
   async addUrl(workspaceId: string, page: NewPage): Promise<AddedPage> {
-    const pk = wsKey(workspaceId);
-    const claim: UrlClaim = {
-      pk,
-      sk: urlKey(page.url),
-      sourceId: page.id ?? newId("source"),
-      claimedAt: new Date().toISOString(),
-    };
+    const sourceId = page.id ?? newId("source");
+    const claimedAt = new Date().toISOString();
     for (let poll = 0; ; poll++) {
-      if (await this.deps.table.create(claim)) {
-        return { item: await this.createPage(workspaceId, claim.sourceId, page), created: true };
+      if (await this.urls.claim(workspaceId, page.url, sourceId, claimedAt)) {
+        return { item: await this.createPage(workspaceId, sourceId, page), created: true };
       }
-      const owner = await this.deps.table.get<UrlClaim>(pk, claim.sk);
-      const existing =
-        owner && (await this.deps.table.get<SourceItem>(pk, sourceKey(owner.sourceId)));
+      const owner = await this.urls.owner(workspaceId, page.url);
+      const existing = owner && (await this.records.get(workspaceId, owner.sourceId));
       if (existing) return { item: await this.refreshPage(existing, page), created: false };
       if (!owner) continue; // released by a delete meanwhile: claim it afresh
       if (Date.now() - Date.parse(owner.claimedAt) > ORPHAN_CLAIM_MS) {
         // Left by an add that crashed before it wrote its source: take it over.
-        const taken = await this.deps.table.update(pk, claim.sk, claim, {
-          expression: "sourceId = :seen",
-          values: { ":seen": owner.sourceId },
-        });
-        if (taken) {
-          return { item: await this.createPage(workspaceId, claim.sourceId, page), created: true };
+        if (await this.urls.takeOver(workspaceId, page.url, owner, sourceId, claimedAt)) {
+          return { item: await this.createPage(workspaceId, sourceId, page), created: true };
         }
         continue;
       }
@@ -456,15 +281,8 @@ export class Sources {
    * stays searchable until someone deletes it. No source for the URL: nothing to mark.
    */
   async markGone(workspaceId: string, url: string): Promise<void> {
-    const claim = await this.deps.table.get<UrlClaim>(wsKey(workspaceId), urlKey(url));
-    if (!claim) return;
-    const now = new Date().toISOString();
-    await this.deps.table.update(
-      wsKey(workspaceId),
-      sourceKey(claim.sourceId),
-      { gone_at: now, last_checked_at: now },
-      { expression: "attribute_not_exists(gone_at) OR gone_at = :none", values: { ":none": null } },
-    );
+    const claim = await this.urls.owner(workspaceId, url);
+    if (claim) await this.records.markGone(workspaceId, claim.sourceId);
   }
 
   /** Changes a source's name, whether it is enabled, or its refresh schedule (URL sources). */
@@ -479,22 +297,8 @@ export class Sources {
         },
       );
     }
-    const schedule = changes.refresh;
-    const item = await this.deps.table.update<SourceItem>(
-      wsKey(workspaceId),
-      sourceKey(id),
-      {
-        enabled: changes.enabled === undefined ? undefined : changes.enabled ? 1 : 0,
-        name: changes.name,
-        refresh: schedule,
-        ...(schedule ? refreshMarker(workspaceId, id, schedule) : {}),
-      },
-      undefined,
-      schedule === null ? SCHEDULE_MARKER : [],
-    );
+    const item = await this.records.edit(workspaceId, id, changes);
     if (!item) throw notFound("knowledge source", id);
-    // The name and whether it is enabled are what search reads from the table.
-    await bumpLiveSources(this.deps.table, workspaceId);
     return item;
   }
 
@@ -528,10 +332,7 @@ export class Sources {
       ...(existing.holders ? [] : holdersOf(existing)),
       page.holder ?? DIRECT_HOLDER,
     ]);
-    let item =
-      (await this.deps.table.change<SourceItem>(existing.pk, existing.sk, {
-        add: { holders },
-      })) ?? existing;
+    let item = (await this.records.hold(existing, holders)) ?? existing;
     if (page.refresh !== undefined && page.refresh !== (existing.refresh ?? null)) {
       item = await this.update(workspaceId, id, { refresh: page.refresh });
     }
@@ -557,26 +358,10 @@ export class Sources {
       snapshotKey = `${sourceBlobPrefix(workspaceId, id)}refresh.md`;
       await this.deps.blobs.put(snapshotKey, options.snapshot, "text/markdown; charset=utf-8");
     }
-    const item = await this.deps.table.update<SourceItem>(
-      wsKey(workspaceId),
-      sourceKey(id),
-      {
-        status: "indexing",
-        revision: current.revision + 1,
-        last_error: null,
-        error_code: null,
-        refresh_snapshot: snapshotKey,
-        ...indexingMarker(workspaceId, id, new Date().toISOString()),
-      },
-      { expression: "revision = :seen", values: { ":seen": current.revision } },
-      snapshotKey === undefined ? ["refresh_snapshot"] : [],
-    );
+    const item = await this.records.startRevision(current, snapshotKey);
     if (!item) {
       // Deleted, or reindexed by a concurrent request: re-read to tell which.
       return this.reindex(workspaceId, id, options);
-    }
-    if (isSearchable(current) !== isSearchable(item)) {
-      await bumpLiveSources(this.deps.table, workspaceId);
     }
     return this.enqueue(item, options.refresh === true);
   }
@@ -603,35 +388,30 @@ export class Sources {
     ).filter((source) => holdersOf(source).has(crawlId));
     const released: Released = { deleted: 0, kept: 0 };
     await mapLimit(held, 8, async (source) => {
-      // An older record first gets the set its creator implies, to take the crawl out of.
-      if (!source.holders)
-        await table.change(source.pk, source.sk, { add: { holders: holdersOf(source) } });
-      const after = await table.change<SourceItem>(source.pk, source.sk, {
-        pull: { holders: new Set([crawlId]) },
-      });
+      const after = await this.records.release(source, crawlId);
       if (!after) return; // deleted meanwhile
       // A set left empty is gone; an add of the page's URL meanwhile keeps it.
-      const removed =
-        after.holders === undefined &&
-        (await this.remove(after, { expression: "attribute_not_exists(holders)", values: {} }));
+      const removed = after.holders === undefined && (await this.remove(after, { unheld: true }));
       if (removed) released.deleted++;
       else released.kept++;
     });
     return released;
   }
 
-  /** Deletes a source's record (under `condition`) and then what it owned; false if it could not. */
-  private async remove(source: SourceItem, condition?: Condition): Promise<boolean> {
-    const { table, blobs, indexQueue } = this.deps;
+  /**
+   * Deletes a source's record (`unheld`: only while nothing holds it) and then what it owned;
+   * false if it could not.
+   */
+  private async remove(source: SourceItem, { unheld = false } = {}): Promise<boolean> {
+    const { blobs, indexQueue } = this.deps;
     const { workspaceId, id } = source;
-    if (!(await table.delete(source.pk, source.sk, condition))) return false;
-    await bumpLiveSources(table, workspaceId);
+    const deleted = unheld
+      ? await this.records.deleteUnheld(source)
+      : await this.records.delete(source);
+    if (!deleted) return false;
     if (source.type === "url" && source.source_url_or_path) {
       // The URL is free again, unless another source claimed it meanwhile.
-      await table.delete(source.pk, urlKey(source.source_url_or_path), {
-        expression: "sourceId = :id",
-        values: { ":id": id },
-      });
+      await this.urls.release(workspaceId, source.source_url_or_path, id);
     }
     await blobs.deletePrefix(sourceBlobPrefix(workspaceId, id));
     // Best effort: rows left behind are never returned, and take only a few of a search's hits.
@@ -654,18 +434,14 @@ export class Sources {
       await this.deps.indexQueue.send(message);
       return item;
     } catch {
-      const failed = await this.deps.table.update<SourceItem>(
-        item.pk,
-        item.sk,
+      const failed = await this.records.fail(
+        item,
         {
-          status: "failed",
-          error_code: "enqueue_failed",
-          last_error: "Indexing could not be queued; reindex the source to try again",
+          code: "enqueue_failed",
+          message: "Indexing could not be queued; reindex the source to try again",
         },
-        { expression: "revision = :rev", values: { ":rev": item.revision } },
-        INDEXING_MARKER,
+        atRevision(item.revision),
       );
-      if (failed?.chunks_key) await bumpLiveSources(this.deps.table, item.workspaceId);
       throw serviceUnavailable("Indexing could not be queued; try again", {
         id: item.id,
         status: failed?.status ?? item.status,

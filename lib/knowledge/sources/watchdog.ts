@@ -1,12 +1,11 @@
 import type { Table } from "../../store/table.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
-import { failSource } from "../indexing/indexer.js";
 import {
   INDEXING_PARTITION,
   LAST_ATTEMPT_PARTITION,
   type SourceItem,
-  toPublic,
-} from "./sources.js";
+  SourceRecords,
+} from "./records.js";
 
 /**
  * When a source still `indexing` counts as stuck. The signal that tells "stuck" from "waiting" is
@@ -29,14 +28,15 @@ export async function failStalledSources(
   now = Date.now(),
   events?: WebhookEvents,
 ) {
+  const records = new SourceRecords({ table, events });
   const queued = await failBefore(
-    { table, events },
+    { table, records },
     INDEXING_PARTITION,
     now - limits.queuedMs,
     `Indexing made no progress for ${Math.round(limits.queuedMs / 60_000)} minutes; reindex to try again`,
   );
   const lastAttempt = await failBefore(
-    { table, events },
+    { table, records },
     LAST_ATTEMPT_PARTITION,
     now - limits.lastAttemptMs,
     "The last attempt to index this source ended without a result (it crashed or ran out of time); reindex to try again",
@@ -44,9 +44,9 @@ export async function failStalledSources(
   return queued + lastAttempt;
 }
 
-/** Fails the sources of one `gsi1` partition whose time is before `cutoff`. */
+/** Fails the sources of one `gsi1` partition whose time is before `cutoff` (telling `source.failed`). */
 async function failBefore(
-  { table, events }: { table: Table; events: WebhookEvents | undefined },
+  { table, records }: { table: Table; records: SourceRecords },
   partition: string,
   cutoff: number,
   message: string,
@@ -57,15 +57,8 @@ async function failBefore(
     const stalled = await table.queryIndex<SourceItem>("gsi1", partition, before, 100);
     let failedNow = 0;
     for (const source of stalled) {
-      if (!(await failSource(table, source, "stalled", message))) continue;
+      if (!(await records.fail(source, { code: "stalled", message }))) continue;
       failedNow++;
-      const now = {
-        ...source,
-        status: "failed",
-        error_code: "stalled",
-        last_error: message,
-      } as const;
-      await events?.emit(source.workspaceId, "source.failed", { ...toPublic(now) });
     }
     failed += failedNow;
     // A full page that failed nothing is the index lagging behind our own writes: stop here.

@@ -1,62 +1,20 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import {
-  commonErrors,
-  displayText,
-  IdempotencyHeaders,
-  idempotencyErrors,
-  jsonBody,
-  jsonResponse,
-  NoQuery,
-} from "../../http/schemas.js";
+import { createModule } from "../../http/app.js";
+import type { Quotas } from "../../limits/quotas.js";
+import { createUpload } from "./contract.js";
+import type { Uploads } from "./uploads.js";
 
-export const CreateUploadBody = z
-  .strictObject({
-    filename: z.string().trim().min(1).max(255).openapi({ example: "pricing-2025.pdf" }),
-    contentType: z.string().trim().max(255).openapi({ example: "application/pdf" }),
-    bytes: z
-      .number()
-      .int()
-      .positive()
-      .openapi({ description: "Exact size of the file", example: 734_003 }),
-    name: displayText(
-      200,
-      "The name the source shows under; the file's name by default",
-    ).optional(),
-  })
-  .openapi("CreateUpload");
+/** `POST /api/knowledge/uploads`: presigned uploads for large files. */
+export function uploadsRoutes({ uploads, quotas }: { uploads: Uploads; quotas: Quotas }) {
+  const app = createModule();
 
-export const PendingUploadSchema = z
-  .strictObject({
-    id: z.string().openapi({ example: "kb_01JD3Q8Y5V2N6W3KX9T7M4PZ8R" }),
-    uploadUrl: z.string(),
-    fields: z.record(z.string(), z.string()),
-    method: z.literal("POST"),
-    expiresAt: z.string().openapi({ format: "date-time" }),
-  })
-  .openapi("PendingUpload");
+  app.openapi(createUpload, async (c) => {
+    const workspaceId = c.get("workspaceId");
+    const request = c.req.valid("json");
+    const pending = await uploads.create(workspaceId, request, (bytes) =>
+      quotas.consume(workspaceId, "upload_bytes", bytes),
+    );
+    return c.json(pending, 200);
+  });
 
-export const createUpload = createRoute({
-  operationId: "createUpload",
-  method: "post",
-  path: "/api/knowledge/uploads",
-  tags: ["Knowledge"],
-  summary: "Start a presigned file upload",
-  description: [
-    "For files too large for a multipart `POST /api/knowledge` (over 4 MB), up to `MAX_UPLOAD_BYTES`",
-    "(50 MB by default). Records a `file` source with status `awaiting_upload` and answers a",
-    "presigned POST: send `fields` as form fields, then the file as the `file` field, to `uploadUrl`",
-    "before `expiresAt`, e.g. `curl -F key=... -F Content-Type=... (every field) -F file=@report.pdf URL`.",
-    "The policy accepts exactly `bytes` bytes of `contentType`. When the file arrives the source",
-    "moves to `indexing`; a file of another size or type fails it (`upload_mismatch`), and one that",
-    "never arrives fails it after the URL expires (`upload_expired`).",
-    "Accepted: PDF, DOCX, HTML, Markdown, plain text and CSV (by content type or extension); others are a 415.",
-  ].join(" "),
-  request: { headers: IdempotencyHeaders, query: NoQuery, body: jsonBody(CreateUploadBody) },
-  responses: {
-    200: jsonResponse(PendingUploadSchema, "Upload there"),
-    ...commonErrors,
-    ...idempotencyErrors,
-  },
-});
-
-export const uploadRoutes = [createUpload];
+  return app;
+}

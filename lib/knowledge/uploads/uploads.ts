@@ -3,19 +3,14 @@ import type { Config } from "../../config.js";
 import { conflict, DomainError } from "../../errors.js";
 import { mediaType } from "../../files/types.js";
 import { newId } from "../../ids.js";
-import { type QuotaCharge, refundUnused } from "../../limits/quotas.js";
+import type { QuotaCharge } from "../../limits/quotas.js";
 import { logger } from "../../log.js";
 import type { Blobs, StoredObject } from "../../store/blobs.js";
 import { TABLE_INDEXES } from "../../store/schema.js";
-import { type Table, wsKey } from "../../store/table.js";
+import type { Table } from "../../store/table.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
-import {
-  newSourceItem,
-  type SourceItem,
-  type Sources,
-  sourceKey,
-  toPublic,
-} from "../sources/sources.js";
+import { AWAITING_UPLOAD, type SourceItem, SourceRecords } from "../sources/records.js";
+import { newSourceItem, type Sources } from "../sources/sources.js";
 import { acceptFile, parsePresignedKey, presignedFileKey, storedFileKey } from "./files.js";
 
 /**
@@ -31,7 +26,7 @@ import { acceptFile, parsePresignedKey, presignedFileKey, storedFileKey } from "
  * Uploads that fail (wrong size or type, never sent) give their bytes back to the daily quota.
  */
 
-export const AWAITING_UPLOAD = "awaiting_upload";
+export { AWAITING_UPLOAD } from "../sources/records.js";
 
 /**
  * While awaiting its file, a source sits in the sparse `gsi1` index under this partition, sorted
@@ -40,7 +35,6 @@ export const AWAITING_UPLOAD = "awaiting_upload";
  */
 const AWAITING_UPLOAD_PARTITION = "AWAITING_UPLOAD";
 const GSI1 = TABLE_INDEXES[0];
-const GSI1_ATTRIBUTES = [GSI1.partitionKey, GSI1.sortKey];
 
 export interface UploadSettings {
   /** Largest file accepted, in bytes. */
@@ -99,17 +93,15 @@ export interface UploadDeps {
   events?: WebhookEvents | undefined;
 }
 
-const AWAITING = {
-  expression: "#status = :awaiting",
-  names: { "#status": "status" },
-  values: { ":awaiting": AWAITING_UPLOAD },
-};
-
 export class Uploads {
+  private readonly records: SourceRecords;
+
   constructor(
     private readonly deps: UploadDeps,
     private readonly settings: UploadSettings,
-  ) {}
+  ) {
+    this.records = new SourceRecords(deps);
+  }
 
   /** Records a file source awaiting its upload and answers the presigned POST for it. */
   /** `reserve` runs once the request is accepted, before anything is written (a quota). */
@@ -118,7 +110,7 @@ export class Uploads {
     request: UploadRequest,
     reserve: (bytes: number) => Promise<QuotaCharge | undefined> = async () => undefined,
   ): Promise<PendingUpload> {
-    const { table, blobs } = this.deps;
+    const { blobs } = this.deps;
     const { urlTtlSeconds, graceSeconds, maxBytes } = this.settings;
     const file = acceptFile(request, maxBytes);
     const quota = await reserve(request.bytes);
@@ -152,7 +144,7 @@ export class Uploads {
       [GSI1.partitionKey]: AWAITING_UPLOAD_PARTITION,
       [GSI1.sortKey]: `${deadline}#${workspaceId}#${id}`,
     };
-    if (!(await table.create(item))) {
+    if (!(await this.records.create(item))) {
       throw conflict(`A knowledge source with id ${id} exists already`);
     }
     return { id, uploadUrl: url, fields, method: "POST", expiresAt };
@@ -166,10 +158,7 @@ export class Uploads {
   async complete(key: string): Promise<UploadOutcome> {
     const owner = parsePresignedKey(key);
     if (!owner) return "ignored";
-    const item = await this.deps.table.get<UploadItem>(
-      wsKey(owner.workspaceId),
-      sourceKey(owner.id),
-    );
+    const item = (await this.records.get(owner.workspaceId, owner.id)) as UploadItem | undefined;
     if (!item || item.content_key !== key) {
       // The source was deleted, or its upload was settled (accepted and kept elsewhere, or
       // failed) before this object came: it is nobody's content, so keep nothing of it.
@@ -177,7 +166,9 @@ export class Uploads {
       return "ignored";
     }
     if (item.status !== AWAITING_UPLOAD || item.upload_received_at) return "ignored";
-    if (!(await this.deps.blobs.exists(key)) || !(await this.claim(item))) return "ignored";
+    if (!(await this.deps.blobs.exists(key)) || !(await this.records.claimUpload(item))) {
+      return "ignored";
+    }
     return this.accept(item);
   }
 
@@ -220,23 +211,9 @@ export class Uploads {
       return expired ? "expired" : "skipped";
     }
     // Claimed earlier by a handler that died before finishing: take over.
-    if (!item.upload_received_at && !(await this.claim(item))) return "skipped";
+    if (!item.upload_received_at && !(await this.records.claimUpload(item))) return "skipped";
     const outcome = await this.accept(item);
     return outcome === "ignored" ? "skipped" : "recovered";
-  }
-
-  /** Marks the arrived object as taken; false when another notification (or the watchdog) was first. */
-  private async claim(item: UploadItem): Promise<boolean> {
-    const claimed = await this.deps.table.update(
-      item.pk,
-      item.sk,
-      { upload_received_at: new Date().toISOString() },
-      {
-        ...AWAITING,
-        expression: `${AWAITING.expression} AND attribute_not_exists(upload_received_at)`,
-      },
-    );
-    return claimed !== undefined;
   }
 
   /**
@@ -244,7 +221,7 @@ export class Uploads {
    * and records the copy as the source's content (`accepted_file`) before queueing it.
    */
   private async accept(item: UploadItem): Promise<UploadOutcome> {
-    const { table, blobs } = this.deps;
+    const { blobs } = this.deps;
     const upload = item.content_key as string;
     const kept = storedFileKey(item.workspaceId, item.id);
     // Gone between the check and the copy: the watchdog settles the upload at its deadline.
@@ -258,12 +235,7 @@ export class Uploads {
       await blobs.delete([upload, kept]);
       return "rejected";
     }
-    const accepted = await table.update(
-      item.pk,
-      item.sk,
-      { content_key: kept, accepted_file: copy },
-      AWAITING,
-    );
+    const accepted = await this.records.acceptUpload(item, kept, copy);
     await blobs.delete(accepted ? [upload] : [upload, kept]);
     if (!accepted) return "ignored";
     try {
@@ -281,22 +253,11 @@ export class Uploads {
   }
 
   /**
-   * Fails an awaiting upload, which then has no content (so nothing posted later is ever read),
-   * and returns its bytes to the upload quota. False when it was not awaiting any more.
+   * Fails an awaiting upload (`SourceRecords.failUpload`: it loses its content, its bytes go back
+   * to the upload quota, `source.failed` is told). False when it was not awaiting any more.
    */
-  private async fail(item: UploadItem, code: string, message: string): Promise<boolean> {
-    const failed = await this.deps.table.update(
-      item.pk,
-      item.sk,
-      { status: "failed", error_code: code, last_error: message, content_key: null },
-      AWAITING,
-      GSI1_ATTRIBUTES,
-    );
-    if (!failed) return false;
-    await refundUnused(this.deps.table, item, item.bytes);
-    const now = { ...item, status: "failed", error_code: code, last_error: message } as const;
-    await this.deps.events?.emit(item.workspaceId, "source.failed", { ...toPublic(now) });
-    return true;
+  private fail(item: UploadItem, code: string, message: string): Promise<boolean> {
+    return this.records.failUpload(item, { code, message });
   }
 }
 

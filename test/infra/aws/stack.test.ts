@@ -1,8 +1,10 @@
+import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
+import { CURRENTLY_RECOMMENDED_FLAGS } from "aws-cdk-lib/cx-api";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import {
@@ -15,8 +17,17 @@ import {
   type BundleRequest,
   bundleAll,
   bundleFunction,
+  fetchPlatformPackages,
   nodeModulesBytes,
 } from "../../../infra/aws/bundle.js";
+import { bodyRoutesPattern, COUNTED_BODY_RULES } from "../../../infra/aws/constructs/firewall.js";
+import {
+  API_429_PER_5_MINUTES,
+  API_LATENCY_P95_MS,
+  apiLatencyP95Ms,
+  BUSINESS,
+  NEAR_TIMEOUT,
+} from "../../../infra/aws/constructs/monitoring.js";
 import { eventBridgeCron } from "../../../infra/aws/constructs/schedules.js";
 import { deploySettings, readSettingsFile } from "../../../infra/aws/settings.js";
 import { KbIntelStack } from "../../../infra/aws/stack.js";
@@ -28,7 +39,21 @@ let bundles: Awaited<ReturnType<typeof bundleAll>>;
 const pinned = readSettingsFile();
 /** What the committed file leaves empty, given on the command line as a deploy would. */
 const ORIGINS = "https://app.example.com,https://admin.example.com";
-const OVERRIDES = { CORS_ORIGINS: ORIGINS, ALARM_EMAIL: "ops@example.com" };
+/** A stage other than the file's, named as `cdk deploy -c stage=…` names it. */
+const STAGE = "qa7";
+const OVERRIDES = {
+  CORS_ORIGINS: ORIGINS,
+  ALARM_EMAIL: "ops@example.com",
+  stage: STAGE,
+  WAF_RATE_LIMIT: "2500",
+};
+/** cdk.json: the CLI gives its context (the feature flags) to the app; so do the tests. */
+const CDK_JSON = JSON.parse(
+  readFileSync(new URL("../../../cdk.json", import.meta.url), "utf8"),
+) as {
+  context: Record<string, unknown>;
+};
+const cdkApp = () => new App({ context: CDK_JSON.context });
 type Resource = { Properties: Record<string, unknown> };
 
 /**
@@ -45,14 +70,14 @@ type Resource = { Properties: Record<string, unknown> };
  */
 // 1,300 KiB since Powertools Tracer (issue 15): about 124 KiB (aws-xray-sdk-core, cls-hooked,
 // semver) in every function that uses the stores and about 50 ms of a cold start's import, for a
-// trace of each request's DynamoDB, S3, SQS and model calls (README, Operations).
+// trace of each request's DynamoDB, S3, SQS and model calls (docs/operations.md, Tracing).
 const API_BUNDLE_BUDGET = 1300 * 1024;
 
 beforeAll(async () => {
   bundles = await bundleAll(await mkdtemp(join(tmpdir(), "bundles-")), false);
   // An empty environment: everything comes from infra/aws/settings.json and the overrides.
   const settings = deploySettings(pinned, OVERRIDES, {});
-  stack = new KbIntelStack(new App(), "Test", { bundles, settings });
+  stack = new KbIntelStack(cdkApp(), "Test", { bundles, settings });
   template = Template.fromStack(stack);
 }, 300_000);
 
@@ -64,6 +89,25 @@ function functionId(name: string): string {
   const shortest = ids.sort((a, b) => a.length - b.length)[0];
   if (!shortest) throw new Error(`no function ${name}`);
   return shortest;
+}
+
+/** The logical id of the `live` alias of the function the manifest calls `name`. */
+function aliasId(name: string): string {
+  const aliases = template.findResources("AWS::Lambda::Alias", {
+    Properties: { FunctionName: { Ref: functionId(name) }, Name: "live" },
+  });
+  const ids = Object.keys(aliases);
+  if (ids.length !== 1) throw new Error(`no live alias of ${name}`);
+  return ids[0] as string;
+}
+
+/** Every alarm's properties, by name. */
+function alarmsByName(): Map<string, Record<string, unknown>> {
+  return new Map(
+    Object.values(template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>).map(
+      (a) => [String(a.Properties.AlarmName), a.Properties],
+    ),
+  );
 }
 
 /** Full path of an API Gateway resource, built by walking its parents. */
@@ -127,7 +171,8 @@ describe("the stack", () => {
             // One ANY method: a method the function does not serve gets its 405 with Allow.
             m.Properties.HttpMethod === "ANY" &&
             path === route.path &&
-            JSON.stringify(m.Properties.Integration).includes(functionId(fn.name))
+            // The function's `live` alias, never its unpublished code.
+            JSON.stringify(m.Properties.Integration).includes(`"Ref":"${aliasId(fn.name)}"`)
           );
         });
         expect(match, `${route.method} ${route.path} -> ${fn.name}`).toBeDefined();
@@ -326,9 +371,19 @@ describe("the stack", () => {
   });
 
   it("feeds workers in batches that report item failures, with bounded concurrency", () => {
+    const mappings = Object.values(
+      template.findResources("AWS::Lambda::EventSourceMapping") as Record<string, Resource>,
+    );
+    expect(mappings).toHaveLength(queueWorkers.length);
     for (const worker of queueWorkers) {
-      template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
-        FunctionName: { Ref: functionId(worker.name) },
+      // The worker's `live` alias (its name, from the alias's ARN): a deploy shifts its queue's
+      // messages gradually too.
+      const mapping = mappings.find((m) => {
+        const name = JSON.stringify(m.Properties.FunctionName);
+        return name.includes(`{"Ref":"${aliasId(worker.name)}"}`) && name.includes('":live"');
+      });
+      expect(mapping?.Properties, worker.name).toMatchObject({
+        EventSourceArn: { "Fn::GetAtt": [queueIdOf(worker.queue), "Arn"] },
         BatchSize: worker.batchSize,
         FunctionResponseTypes: ["ReportBatchItemFailures"],
         ScalingConfig: { MaximumConcurrency: worker.maxConcurrency },
@@ -442,7 +497,8 @@ describe("the stack", () => {
       const all = [...base, ...(actions ?? []), ...(sends.length > 0 || scheduled ? send : [])];
       expect(actionsOf(fn.name), fn.name).toEqual([...new Set(all)].sort());
       const sendsTo = statementsOf(fn.name)
-        .filter((st) => st.Action === "sqs:SendMessage")
+        // A statement may name other actions on the same queues (IAM policies are minimized).
+        .filter((st) => [st.Action].flat().includes("sqs:SendMessage"))
         .flatMap((st) => [st.Resource].flat())
         .map((r) => (r as { "Fn::GetAtt": [string] })["Fn::GetAtt"][0]);
       expect(sendsTo.filter((q) => q.startsWith("Queues")).sort(), fn.name).toEqual(
@@ -480,40 +536,6 @@ describe("the stack", () => {
     }
   });
 
-  it("alarms on every dead letter, backlog, API 5xx and latency, function error and throttle, to one topic", () => {
-    const alarms = Object.values(
-      template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
-    ).map((a) => a.Properties);
-    const functions = [...apiFunctions, ...queueWorkers, ...scheduledFunctions];
-    const named = (name: string) => alarms.find((a) => a.AlarmName === `kb-intel ${name}`);
-    for (const queue of [...QUEUES, "schedules"]) {
-      expect(named(`dead letters ${queue}`), queue).toMatchObject({
-        MetricName: "ApproximateNumberOfMessagesVisible",
-        Threshold: 1,
-        ComparisonOperator: "GreaterThanOrEqualToThreshold",
-      });
-    }
-    for (const queue of QUEUES) {
-      expect(named(`queue age ${queue}`)?.MetricName, queue).toBe("ApproximateAgeOfOldestMessage");
-    }
-    expect(named("api 5xx rate")).toMatchObject({ MetricName: "5XXError", Statistic: "Average" });
-    expect(named("api p95 latency")).toMatchObject({
-      MetricName: "Latency",
-      ExtendedStatistic: "p95",
-    });
-    for (const fn of functions) {
-      expect(named(`errors ${fn.name}`)?.Dimensions, fn.name).toEqual([
-        { Name: "FunctionName", Value: { Ref: functionId(fn.name) } },
-      ]);
-      expect(named(`throttles ${fn.name}`)?.MetricName, fn.name).toBe("Throttles");
-    }
-    expect(alarms).toHaveLength(QUEUES.length * 2 + 1 + 2 + functions.length * 2);
-    template.resourceCountIs("AWS::SNS::Topic", 1);
-    const topic = Object.keys(template.findResources("AWS::SNS::Topic"))[0];
-    for (const alarm of alarms) expect(alarm.AlarmActions).toEqual([{ Ref: topic }]);
-    template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
-  });
-
   it("keeps every log group for a month, the API's and CDK's handler's included", () => {
     const groups = Object.values(
       template.findResources("AWS::Logs::LogGroup") as Record<string, Resource>,
@@ -532,6 +554,522 @@ describe("the stack", () => {
     template.hasResourceProperties("AWS::ApiGateway::Stage", {
       AccessLogSetting: { DestinationArn: Match.anyValue() },
     });
+  });
+});
+
+/** Everything the CDK names `kb-intel-<stage>`: the stack test's stage. */
+const PREFIX = `kb-intel-${STAGE}`;
+const allFunctions = () => [...apiFunctions, ...queueWorkers, ...scheduledFunctions];
+type MetricStat = {
+  Metric: { MetricName: string; Namespace: string; Dimensions?: unknown[] };
+  Stat: string;
+  Period: number;
+};
+type MathAlarm = { Metrics?: Array<{ Id: string; Expression?: string; MetricStat?: MetricStat }> };
+
+/** An alarm by its name (after the stage's prefix); failing the test when there is none. */
+function alarm(name: string): Record<string, unknown> {
+  const found = alarmsByName().get(`${PREFIX} ${name}`);
+  if (!found) throw new Error(`no alarm "${PREFIX} ${name}"`);
+  return found;
+}
+
+/** The metrics a metric-math alarm reads. */
+const mathMetrics = (a: Record<string, unknown>) =>
+  ((a as MathAlarm).Metrics ?? []).flatMap((m) => (m.MetricStat ? [m.MetricStat] : []));
+const expressionOf = (a: Record<string, unknown>) =>
+  ((a as MathAlarm).Metrics ?? []).find((m) => m.Expression)?.Expression;
+
+/** The parts of AWS WAF's statements the tests read. */
+type WafStatement = {
+  ManagedRuleGroupStatement?: {
+    VendorName: string;
+    Name: string;
+    RuleActionOverrides?: Array<{ Name: string; ActionToUse: unknown }>;
+  };
+  RateBasedStatement?: { Limit: number; AggregateKeyType: string; ScopeDownStatement?: unknown };
+  AndStatement?: { Statements: WafStatement[] };
+  OrStatement?: { Statements: WafStatement[] };
+  NotStatement?: { Statement: WafStatement };
+  LabelMatchStatement?: { Key: string };
+  RegexMatchStatement?: { RegexString: string };
+};
+type WafRule = { Name: string; Priority: number; Statement: WafStatement; Action?: unknown };
+
+/** The WebACL's rules. */
+function wafRules(): WafRule[] {
+  const acl = Object.values(
+    template.findResources("AWS::WAFv2::WebACL") as Record<string, Resource>,
+  )[0] as Resource;
+  return acl.Properties.Rules as WafRule[];
+}
+
+/** A resource of the template, as the deploys' tests read it. */
+type CfnResource = {
+  Type: string;
+  Properties: Record<string, unknown>;
+  DependsOn?: string[];
+  DeletionPolicy?: string;
+  UpdatePolicy?: { CodeDeployLambdaAliasUpdate: { DeploymentGroupName: { Ref: string } } };
+};
+const resources = () => template.toJSON().Resources as Record<string, CfnResource>;
+const getAtt = (value: unknown) => (value as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"];
+
+describe("the edge", () => {
+  it("serves the API from a regional endpoint, named after its stage and throttled by the settings", () => {
+    template.hasResourceProperties("AWS::ApiGateway::RestApi", {
+      Name: PREFIX,
+      EndpointConfiguration: { Types: ["REGIONAL"] },
+    });
+    template.hasResourceProperties("AWS::ApiGateway::Stage", {
+      StageName: "v1",
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({
+          HttpMethod: "*",
+          ResourcePath: "/*",
+          ThrottlingRateLimit: pinned.API_THROTTLE_RATE,
+          ThrottlingBurstLimit: pinned.API_THROTTLE_BURST,
+        }),
+      ]),
+    });
+  });
+
+  it("puts a regional WebACL on the stage: AWS's managed rules and rate limits per address", () => {
+    template.resourceCountIs("AWS::WAFv2::WebACL", 1);
+    const [id, acl] = Object.entries(
+      template.findResources("AWS::WAFv2::WebACL") as Record<string, Resource>,
+    )[0] as [string, Resource];
+    expect(acl.Properties).toMatchObject({
+      Name: PREFIX,
+      Scope: "REGIONAL",
+      DefaultAction: { Allow: {} },
+    });
+    const rule = (name: string) => {
+      const found = wafRules().find((r) => r.Name === name);
+      if (!found) throw new Error(`no rule ${name}`);
+      return found;
+    };
+    for (const group of [
+      "AWSManagedRulesCommonRuleSet",
+      "AWSManagedRulesKnownBadInputsRuleSet",
+      "AWSManagedRulesAmazonIpReputationList",
+    ]) {
+      expect(rule(group).Statement.ManagedRuleGroupStatement).toMatchObject({
+        VendorName: "AWS",
+        Name: group,
+      });
+    }
+    // The common rule set's body rules are counted, SizeRestrictions_BODY first of all (it blocks
+    // any body over 8 KB: every multipart upload); the next rule blocks them again elsewhere.
+    const overrides = rule("AWSManagedRulesCommonRuleSet").Statement.ManagedRuleGroupStatement
+      ?.RuleActionOverrides;
+    expect(overrides).toEqual(
+      COUNTED_BODY_RULES.map((name) => ({ Name: name, ActionToUse: { Count: {} } })),
+    );
+    expect(overrides?.map((o) => o.Name)).toContain("SizeRestrictions_BODY");
+
+    const tooMany = {
+      Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: "rate-limited" } },
+    };
+    expect(rule("rate-per-address")).toMatchObject({
+      Action: tooMany,
+      Statement: {
+        RateBasedStatement: { Limit: Number(OVERRIDES.WAF_RATE_LIMIT), AggregateKeyType: "IP" },
+      },
+    });
+    const anonymous = rule("rate-anonymous");
+    expect(anonymous).toMatchObject({
+      Action: tooMany,
+      Statement: {
+        RateBasedStatement: { Limit: pinned.WAF_ANONYMOUS_RATE_LIMIT, AggregateKeyType: "IP" },
+      },
+    });
+    const scopeDown = JSON.stringify(anonymous.Statement.RateBasedStatement?.ScopeDownStatement);
+    expect(scopeDown).toContain(
+      '"NotStatement":{"Statement":{"ByteMatchStatement":{"FieldToMatch":{"SingleHeader":{"Name":"authorization"}}',
+    );
+    expect(scopeDown).toContain('"SearchString":"OPTIONS"');
+    expect(pinned.WAF_ANONYMOUS_RATE_LIMIT).toBeLessThan(pinned.WAF_RATE_LIMIT as number);
+    // The rate rules count before the managed groups can block what they would count.
+    expect(rule("rate-per-address").Priority).toBeLessThan(
+      rule("AWSManagedRulesCommonRuleSet").Priority,
+    );
+
+    template.hasResourceProperties("AWS::WAFv2::WebACLAssociation", {
+      WebACLArn: { "Fn::GetAtt": [id, "Arn"] },
+      ResourceArn: Match.objectLike({
+        "Fn::Join": ["", Match.arrayWith([{ Ref: Match.stringLikeRegexp("ApiDeploymentStage") }])],
+      }),
+    });
+  });
+
+  it("blocks the body rules' matches on every route that takes no body", () => {
+    const rule = wafRules().find((r) => r.Name === "body-rules-outside-body-routes");
+    expect(rule?.Action).toEqual({ Block: {} });
+    const [labels, outside] = rule?.Statement.AndStatement?.Statements ?? [];
+    expect(labels?.OrStatement?.Statements.map((s) => s.LabelMatchStatement?.Key)).toEqual(
+      COUNTED_BODY_RULES.map(
+        (name) => `awswaf:managed:aws:core-rule-set:${name.replace(/_BODY$/, "_Body")}`,
+      ),
+    );
+    expect(labels?.OrStatement?.Statements.map((s) => s.LabelMatchStatement?.Key)).toContain(
+      "awswaf:managed:aws:core-rule-set:SizeRestrictions_Body",
+    );
+    const pattern = String(outside?.NotStatement?.Statement.RegexMatchStatement?.RegexString);
+    const routes = apiFunctions.flatMap((fn) => fn.routes);
+    expect(pattern).toBe(bodyRoutesPattern(routes, "/v1"));
+    expect(pattern).not.toMatch(/\((?!\?:)/); // AWS WAF takes no capturing group
+    const regex = new RegExp(pattern);
+    const concrete = (path: string) => path.replace(/\{[^}]+\}/g, "x_1");
+    for (const route of routes.filter((r) => r.request?.body)) {
+      for (const path of [concrete(route.path), `/v1${concrete(route.path)}`]) {
+        expect(regex.test(path), `${route.method} ${path}`).toBe(true);
+      }
+    }
+    // The multipart upload route is among them.
+    expect(regex.test("/v1/api/knowledge")).toBe(true);
+    for (const path of [
+      "/v1/api/webhooks/x_1/test",
+      "/v1/health",
+      "/v1/docs",
+      "/",
+      "/v1/api/knowledge/x_1/reindex",
+    ]) {
+      expect(regex.test(path), path).toBe(false);
+    }
+  });
+});
+
+describe("deploys", () => {
+  it("invokes a live alias of every API function and worker, moved by a CodeDeploy canary that rolls back on the new version's alarms", () => {
+    for (const fn of [...apiFunctions, ...queueWorkers]) {
+      const alias = resources()[aliasId(fn.name)] as CfnResource;
+      const [versionId] = getAtt(alias.Properties.FunctionVersion);
+      expect(resources()[versionId]).toMatchObject({
+        Type: "AWS::Lambda::Version",
+        Properties: { FunctionName: { Ref: functionId(fn.name) } },
+        // The replaced version is deleted once a deploy succeeds.
+        DeletionPolicy: "Delete",
+      });
+      const update = alias.UpdatePolicy?.CodeDeployLambdaAliasUpdate;
+      const group = resources()[update?.DeploymentGroupName.Ref ?? ""] as CfnResource;
+      expect(group.Properties, fn.name).toMatchObject({
+        DeploymentConfigName: "CodeDeployDefault.LambdaCanary10Percent5Minutes",
+        AutoRollbackConfiguration: {
+          Enabled: true,
+          Events: expect.arrayContaining(["DEPLOYMENT_FAILURE", "DEPLOYMENT_STOP_ON_ALARM"]),
+        },
+        AlarmConfiguration: { Enabled: true },
+      });
+      const errors = alarm(`deploy errors ${fn.name}`);
+      const latency = alarm(`deploy latency ${fn.name}`);
+      const ids = [errors, latency].map((a) => {
+        const [id] = Object.entries(resources()).find(
+          ([, r]) => r.Type === "AWS::CloudWatch::Alarm" && r.Properties.AlarmName === a.AlarmName,
+        ) ?? [""];
+        return id;
+      });
+      expect(group.Properties.AlarmConfiguration).toEqual({
+        Enabled: true,
+        Alarms: ids.map((id) => ({ Name: { Ref: id } })),
+      });
+      // The alarms move to the new version before the alias does.
+      expect(alias.DependsOn).toEqual(expect.arrayContaining(ids));
+      const version = { Name: "ExecutedVersion", Value: { "Fn::GetAtt": [versionId, "Version"] } };
+      expect(errors).toMatchObject({
+        MetricName: "Errors",
+        Statistic: "Sum",
+        Period: 60,
+        Threshold: 1,
+      });
+      expect(errors.Dimensions).toContainEqual(version);
+      expect(JSON.stringify(errors.Dimensions)).toContain(':live"');
+      const api = apiFunctions.some((f) => f.name === fn.name);
+      expect(latency).toMatchObject({
+        MetricName: "Duration",
+        ExtendedStatistic: api ? "p95" : "p99",
+        Threshold: api
+          ? apiLatencyP95Ms(fn.name)
+          : Math.round((fn as { timeoutSeconds: number }).timeoutSeconds * 1000 * NEAR_TIMEOUT),
+      });
+      expect(latency.Dimensions).toContainEqual(version);
+      // CodeDeploy reads them; they notify no one.
+      expect(errors.AlarmActions).toBeUndefined();
+    }
+    // A scheduled run is one invocation: nothing to shift, no alias.
+    for (const fn of scheduledFunctions) {
+      expect(
+        Object.keys(
+          template.findResources("AWS::Lambda::Alias", {
+            Properties: { FunctionName: { Ref: functionId(fn.name) } },
+          }),
+        ),
+      ).toEqual([]);
+    }
+  });
+
+  it("names the stack after its stage, and sets no name without the stage in it", () => {
+    expect(stack.stackName).toBe(`KbIntel-${STAGE}`);
+    // Names that live inside their parent, or name what AWS defines, not a resource of the stack.
+    const inside: Record<string, string[]> = {
+      "AWS::Lambda::Alias": ["Name"],
+      "AWS::IAM::Policy": ["PolicyName"],
+      "AWS::ApiGateway::Stage": ["StageName"],
+      "AWS::CloudWatch::Alarm": ["MetricName"],
+      "AWS::CodeDeploy::DeploymentGroup": ["DeploymentConfigName"],
+    };
+    const fixed: string[] = [];
+    const named: string[] = [];
+    for (const [id, r] of Object.entries(resources())) {
+      for (const [key, value] of Object.entries((r.Properties ?? {}) as Record<string, unknown>)) {
+        if (!/Name$/.test(key) || inside[r.Type]?.includes(key)) continue;
+        // A token: a name built from one CloudFormation generated (`API-Gateway-Execution-Logs_<id>`).
+        if (typeof value !== "string") continue;
+        named.push(`${r.Type}.${key}`);
+        if (!value.includes(`-${STAGE}`)) fixed.push(`${id} ${r.Type}.${key}: ${value}`);
+      }
+    }
+    expect(fixed).toEqual([]);
+    expect(named).toEqual(
+      expect.arrayContaining([
+        "AWS::CloudWatch::Alarm.AlarmName",
+        "AWS::CloudWatch::Dashboard.DashboardName",
+        "AWS::ApiGateway::RestApi.Name",
+        "AWS::WAFv2::WebACL.Name",
+      ]),
+    );
+    // No physical names where CloudFormation can make them up.
+    for (const [type, key] of [
+      ["AWS::DynamoDB::Table", "TableName"],
+      ["AWS::S3::Bucket", "BucketName"],
+      ["AWS::SQS::Queue", "QueueName"],
+      ["AWS::Lambda::Function", "FunctionName"],
+      ["AWS::IAM::Role", "RoleName"],
+      ["AWS::SNS::Topic", "TopicName"],
+      ["AWS::CodeDeploy::Application", "ApplicationName"],
+      ["AWS::CodeDeploy::DeploymentGroup", "DeploymentGroupName"],
+    ] as const) {
+      for (const r of Object.values(template.findResources(type) as Record<string, Resource>)) {
+        expect(r.Properties[key], `${type}.${key}`).toBeUndefined();
+      }
+    }
+  });
+
+  it("stays well within CloudFormation's 500 resources per stack", () => {
+    // Every route adds two (its resource and method, its preflight a third): room for many more.
+    expect(Object.keys(resources()).length).toBeLessThan(400);
+  });
+
+  it("pins in cdk.json every feature flag this aws-cdk-lib recommends, and the stack is built with them", () => {
+    const missing = Object.entries(CURRENTLY_RECOMMENDED_FLAGS).filter(
+      ([flag, value]) => JSON.stringify(CDK_JSON.context[flag]) !== JSON.stringify(value),
+    );
+    expect(missing.map(([flag]) => flag)).toEqual([]);
+    expect(Object.keys(CURRENTLY_RECOMMENDED_FLAGS).length).toBeGreaterThan(50);
+    expect(stack.node.tryGetContext("@aws-cdk/aws-iam:minimizePolicies")).toBe(true);
+  });
+
+  it("lets Lambda stop recursive loops, except through the workers whose manifest entry allows theirs", () => {
+    for (const fn of allFunctions()) {
+      const recursion = (fn as { recursion?: { allow: boolean } }).recursion;
+      expect(resources()[functionId(fn.name)]?.Properties.RecursiveLoop, fn.name).toBe(
+        recursion?.allow ? "Allow" : "Terminate",
+      );
+    }
+    // Allowed exactly where a worker sends to the queue it consumes, with why and what bounds it.
+    for (const worker of queueWorkers) {
+      const loops = (worker.access.sends ?? []).includes(worker.queue);
+      expect(Boolean(worker.recursion?.allow), worker.name).toBe(loops);
+      if (loops) {
+        expect(worker.recursion?.why.length, worker.name).toBeGreaterThan(20);
+        expect(worker.recursion?.bound.length, worker.name).toBeGreaterThan(20);
+      }
+    }
+    expect(queueWorkers.filter((w) => w.recursion?.allow).map((w) => w.name)).toEqual([
+      "crawl-worker",
+      "webhooks-worker",
+    ]);
+  });
+});
+
+describe("the alarms", () => {
+  it("alarm on new dead letters, not on how many there are", () => {
+    for (const queue of [...QUEUES, "schedules"]) {
+      const a = alarm(`dead letters ${queue}`);
+      expect(expressionOf(a), queue).toBe("DIFF(FILL(visible, 0))");
+      expect(mathMetrics(a)).toEqual([
+        expect.objectContaining({
+          Metric: expect.objectContaining({
+            MetricName: "ApproximateNumberOfMessagesVisible",
+            Namespace: "AWS/SQS",
+          }),
+          Stat: "Maximum",
+          Period: 60,
+        }),
+      ]);
+      expect(a).toMatchObject({
+        Threshold: 1,
+        ComparisonOperator: "GreaterThanOrEqualToThreshold",
+        EvaluationPeriods: 2,
+        DatapointsToAlarm: 1,
+      });
+    }
+  });
+
+  it("alarm on queue age, where a capped worker shows, and on throttles only where Lambda throttles", () => {
+    for (const queue of QUEUES) {
+      expect(alarm(`queue age ${queue}`).MetricName, queue).toBe("ApproximateAgeOfOldestMessage");
+    }
+    for (const fn of [...apiFunctions, ...scheduledFunctions]) {
+      expect(alarm(`throttles ${fn.name}`).MetricName, fn.name).toBe("Throttles");
+    }
+    for (const worker of queueWorkers) {
+      expect(alarmsByName().has(`${PREFIX} throttles ${worker.name}`), worker.name).toBe(false);
+    }
+  });
+
+  it("alarm per function on errors and on a duration near its timeout, and on each API function's latency", () => {
+    for (const fn of allFunctions()) {
+      const own = [{ Name: "FunctionName", Value: { Ref: functionId(fn.name) } }];
+      expect(alarm(`errors ${fn.name}`)).toMatchObject({ MetricName: "Errors", Dimensions: own });
+      const timeout = (fn as { timeoutSeconds?: number }).timeoutSeconds ?? 29;
+      expect(alarm(`near timeout ${fn.name}`), fn.name).toMatchObject({
+        MetricName: "Duration",
+        ExtendedStatistic: "p99",
+        Dimensions: own,
+        Threshold: timeout * 1000 * NEAR_TIMEOUT,
+        ComparisonOperator: "GreaterThanThreshold",
+      });
+    }
+    for (const fn of apiFunctions) {
+      expect(alarm(`latency ${fn.name}`), fn.name).toMatchObject({
+        MetricName: "Duration",
+        ExtendedStatistic: "p95",
+        Dimensions: [{ Name: "FunctionName", Value: { Ref: functionId(fn.name) } }],
+        Threshold: apiLatencyP95Ms(fn.name),
+        EvaluationPeriods: 3,
+      });
+    }
+    // Chat (intel-api) is slow by nature and has its own threshold; no alarm on the API's p95.
+    const chat = apiFunctions.find((fn) => fn.routes.some((r) => r.path === "/api/chat"));
+    expect(chat?.name).toBe("intel-api");
+    expect(API_LATENCY_P95_MS["intel-api"]).toBeGreaterThan(apiLatencyP95Ms("knowledge-api"));
+    expect([...alarmsByName().values()].filter((a) => a.MetricName === "Latency")).toEqual([]);
+  });
+
+  it("alarm when Lambda stops a loop through a worker that may not loop", () => {
+    for (const worker of queueWorkers) {
+      const name = `${PREFIX} recursion stopped ${worker.name}`;
+      expect(alarmsByName().get(name)?.MetricName, worker.name).toBe(
+        worker.recursion?.allow ? undefined : "RecursiveInvocationsDropped",
+      );
+    }
+  });
+
+  it("alarm on DynamoDB throttles of the table and its indexes", () => {
+    const a = alarm("table throttles");
+    const read = mathMetrics(a).map((m) => [
+      m.Metric.MetricName,
+      JSON.stringify(m.Metric.Dimensions),
+    ]);
+    for (const kind of ["ReadThrottleEvents", "WriteThrottleEvents"]) {
+      expect(read.filter(([name]) => name === kind).map(([, dims]) => dims)).toEqual([
+        expect.not.stringContaining("GlobalSecondaryIndexName"),
+        expect.stringContaining('"Value":"gsi1"'),
+        expect.stringContaining('"Value":"gsi2"'),
+      ]);
+    }
+    expect(expressionOf(a)).toMatch(/^SUM\(\[FILL\(read0, 0\),/);
+    expect(a).toMatchObject({ Threshold: 1, EvaluationPeriods: 2 });
+  });
+
+  it("alarm on the API's 429s and on the firewall's rate-based blocks", () => {
+    template.hasResourceProperties("AWS::Logs::MetricFilter", {
+      FilterPattern: '{ $.status = "429" }',
+      MetricTransformations: [
+        Match.objectLike({ MetricName: "Throttled", MetricNamespace: PREFIX, MetricValue: "1" }),
+      ],
+    });
+    expect(alarm("api 429s")).toMatchObject({
+      MetricName: "Throttled",
+      Namespace: PREFIX,
+      Statistic: "Sum",
+      Threshold: API_429_PER_5_MINUTES,
+    });
+    for (const [name, rule] of [
+      ["rate limited address", "rate-per-address"],
+      ["rate limited anonymous", "rate-anonymous"],
+    ]) {
+      const a = alarm(name as string);
+      expect(a).toMatchObject({
+        Namespace: "AWS/WAFV2",
+        MetricName: "BlockedRequests",
+        Threshold: 1,
+      });
+      expect(a.Dimensions).toEqual(
+        expect.arrayContaining([
+          { Name: "WebACL", Value: PREFIX },
+          { Name: "Rule", Value: rule },
+        ]),
+      );
+    }
+    expect(alarm("api 5xx rate")).toMatchObject({ MetricName: "5XXError", Statistic: "Average" });
+  });
+
+  it("alarm when most of an hour's sources or competitor checks fail, on the metrics the service writes", () => {
+    const source = readFileSync(new URL("../../../lib/metrics.ts", import.meta.url), "utf8");
+    expect(source).toContain(`namespace: "${BUSINESS.namespace}"`);
+    expect(source).toContain(`serviceName: "${BUSINESS.dimensions.service}"`);
+    for (const { what, failed, succeeded } of BUSINESS.failing) {
+      expect(source).toMatch(new RegExp(`^\\s+${failed}: MetricUnit`, "m"));
+      expect(source).toMatch(new RegExp(`^\\s+${succeeded}: MetricUnit`, "m"));
+      const a = alarm(what);
+      expect(mathMetrics(a).map((m) => m.Metric)).toEqual([
+        {
+          MetricName: failed,
+          Namespace: "kb-intel",
+          Dimensions: [{ Name: "service", Value: "kb-intel" }],
+        },
+        {
+          MetricName: succeeded,
+          Namespace: "kb-intel",
+          Dimensions: [{ Name: "service", Value: "kb-intel" }],
+        },
+      ]);
+      expect(expressionOf(a)).toMatch(/^IF\(FILL\(failed, 0\) >= 3, /);
+      expect(a).toMatchObject({ Threshold: 0.5, ComparisonOperator: "GreaterThanThreshold" });
+    }
+  });
+
+  it("send every alarm but the deploys' to one topic, and go on one dashboard named after the stage", () => {
+    template.resourceCountIs("AWS::SNS::Topic", 1);
+    const topic = Object.keys(template.findResources("AWS::SNS::Topic"))[0];
+    const alarms = [...alarmsByName()];
+    const deploys = alarms.filter(([name]) => name.startsWith(`${PREFIX} deploy `));
+    expect(deploys).toHaveLength((apiFunctions.length + queueWorkers.length) * 2);
+    for (const [name, a] of alarms) {
+      expect(name.startsWith(`${PREFIX} `), name).toBe(true);
+      if (deploys.some(([n]) => n === name)) continue;
+      expect(a.AlarmActions, name).toEqual([{ Ref: topic }]);
+      expect(a.OKActions, name).toEqual([{ Ref: topic }]);
+      expect(a.TreatMissingData, name).toBe("notBreaching");
+    }
+    const functions = allFunctions().length;
+    const notifying =
+      QUEUES.length +
+      1 + // dead letters
+      QUEUES.length + // queue age
+      4 + // api 5xx, api 429s, two rate rules
+      apiFunctions.length + // latency
+      functions * 2 + // errors, near timeout
+      apiFunctions.length +
+      scheduledFunctions.length + // throttles
+      queueWorkers.filter((w) => !w.recursion?.allow).length + // recursion stopped
+      1 + // table throttles
+      BUSINESS.failing.length;
+    expect(alarms.length - deploys.length).toBe(notifying);
+    template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
+    template.hasResourceProperties("AWS::CloudWatch::Dashboard", { DashboardName: PREFIX });
   });
 });
 
@@ -580,7 +1118,7 @@ describe("a deploy from another shell", () => {
       }
       const settings = deploySettings(pinned, OVERRIDES, process.env);
       const other = Template.fromStack(
-        new KbIntelStack(new App(), "Test", { bundles: again, settings }),
+        new KbIntelStack(cdkApp(), "Test", { bundles: again, settings }),
       );
       expect(codeOf(other)).toEqual(codeOf(template));
       expect(other.toJSON()).toEqual(template.toJSON());
@@ -607,6 +1145,9 @@ describe("the API bundles", () => {
 describe("every function's code", () => {
   /** Lambda's limit on a function's code unzipped, layers included (250 MB). */
   const LAMBDA_UNZIPPED = 262_144_000;
+  // The search engine's linux-arm64 binary, measured below, is fetched as a synth fetches it at
+  // first use (once per checkout, from the npm registry: 59 MB) unless this machine is linux-arm64.
+  beforeAll(() => fetchPlatformPackages(), 300_000);
   const bytesIn = async (dir: string) => {
     let total = 0;
     for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
@@ -615,9 +1156,8 @@ describe("every function's code", () => {
     return total;
   };
 
-  // Measured 2026-11-23 (MiB, as Lambda counts): the search engine (its linux-arm64 binary,
-  // Apache Arrow, its JS) adds 167 to knowledge-api and intel-api, 176 in all; with jsdom, 189 to
-  // the index worker, the largest at 207 of the 250.
+  // What the search engine and jsdom add to each function, measured: the consequences of
+  // docs/decisions/0001-search-engine.md. The index worker, with both, is the closest to the limit.
   it.each(
     [...apiFunctions, ...queueWorkers, ...scheduledFunctions].map(
       (fn: BundleRequest) => [fn.name, fn] as const,
@@ -625,7 +1165,7 @@ describe("every function's code", () => {
   )("%s fits Lambda's 250 MB unzipped with the packages copied beside it", async (name, fn) => {
     const bundle = bundles.get(name);
     if (!bundle) throw new Error(`no bundle for ${name}`);
-    const size = (await bytesIn(bundle.dir)) + nodeModulesBytes(fn.nodeModules ?? []);
+    const size = (await bytesIn(bundle.dir)) + (await nodeModulesBytes(fn.nodeModules ?? []));
     expect(size).toBeGreaterThan(bundle.bytes);
     expect(size).toBeLessThan(LAMBDA_UNZIPPED);
   });
@@ -662,6 +1202,36 @@ describe("deploy settings", () => {
       /CORS_ORIGINS/,
     );
     expect(() => deploySettings(pinned, { ALARM_EMAIL: "ops" })).toThrow(/ALARM_EMAIL/);
+  });
+});
+
+describe("the deploy's stage and limits", () => {
+  it("come from the file, `-c stage=` and `-c KEY=value`, and are checked", () => {
+    const file = deploySettings(pinned);
+    expect(file.stage).toBe(pinned.STAGE);
+    expect(file.throttle).toEqual({
+      rateLimit: pinned.API_THROTTLE_RATE,
+      burstLimit: pinned.API_THROTTLE_BURST,
+    });
+    expect(file.waf).toEqual({
+      rateLimit: pinned.WAF_RATE_LIMIT,
+      anonymousRateLimit: pinned.WAF_ANONYMOUS_RATE_LIMIT,
+    });
+    expect(deploySettings(pinned, { stage: "prod" }).stage).toBe("prod");
+    expect(deploySettings(pinned, { STAGE: "prod" }).stage).toBe("prod");
+    // Without the file's values, a deploy is `dev` with the defaults.
+    const bare = deploySettings({});
+    expect(bare.stage).toBe("dev");
+    expect(bare.throttle).toEqual({ rateLimit: 100, burstLimit: 200 });
+    expect(bare.waf).toEqual({ rateLimit: 3000, anonymousRateLimit: 300 });
+    expect(deploySettings(pinned, { API_THROTTLE_RATE: "50" }).throttle.rateLimit).toBe(50);
+    for (const stage of ["Prod", "prod_1", "9prod", "a-very-long-stage-name"]) {
+      expect(() => deploySettings(pinned, { stage }), stage).toThrow(/STAGE/);
+    }
+    expect(() => deploySettings(pinned, { WAF_RATE_LIMIT: "5" })).toThrow(/WAF_RATE_LIMIT/);
+    expect(() => deploySettings(pinned, { API_THROTTLE_BURST: "lots" })).toThrow(
+      /API_THROTTLE_BURST/,
+    );
   });
 });
 

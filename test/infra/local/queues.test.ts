@@ -4,9 +4,11 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import type { SQSEvent } from "aws-lambda";
-import { afterEach, describe, expect, it } from "vitest";
-import { LocalQueues } from "../../../infra/local/queues.js";
+import type { SQSEvent, SQSRecord } from "aws-lambda";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { invocationsOf, MAX_RECURSIVE_INVOCATIONS } from "../../../infra/local/lineage.js";
+import { LocalQueues, type RecursiveLoop } from "../../../infra/local/queues.js";
+import { logger, scopedFunction } from "../../../lib/log.js";
 
 const MAX_RECEIVE_COUNT = 3;
 const open: LocalQueues[] = [];
@@ -193,4 +195,166 @@ describe("the local SQS endpoint and driver", () => {
     expect(runs.map((r) => r.signal)).toEqual(["SIGKILL", "SIGKILL", "SIGKILL", null]);
     expect(runs.at(-1)?.stdout).toBe('delivered after\ndead ["crash"]\n');
   }, 60_000);
+
+  it("never runs more deliveries of a queue at once than its concurrency", async () => {
+    const { queues } = await start();
+    let running = 0;
+    let most = 0;
+    const held: Array<() => void> = [];
+    const started: string[] = [];
+    queues.create("jobs");
+    for (let i = 0; i < 6; i++) queues.send("jobs", `${i}`);
+    queues.consume(
+      "jobs",
+      async ({ Records }) => {
+        running++;
+        most = Math.max(most, running);
+        started.push(Records.map((r) => r.body).join());
+        await new Promise<void>((release) => held.push(release));
+        running--;
+        return { batchItemFailures: [] };
+      },
+      { batchSize: 1, concurrency: 2 },
+    );
+    // Two deliveries hold their slots; with every message available, no third one starts.
+    await until(() => held.length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(started).toHaveLength(2);
+    // Each delivery that ends lets exactly one more start.
+    held.shift()?.();
+    await until(() => started.length === 3);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(started).toHaveLength(3);
+    while (started.length < 6 || held.length > 0) {
+      held.shift()?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await queues.idle();
+    expect(most).toBe(2);
+    expect(started.sort()).toEqual(["0", "1", "2", "3", "4", "5"]);
+  });
+});
+
+/** Resolves once `condition` holds, looking again every few milliseconds. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+describe("Lambda's recursive loop detection, locally", () => {
+  /**
+   * A worker that sends a message on for each one it gets, through the AWS SDK as a function
+   * does: to `next` (its own queue unless given), SendMessage and SendMessageBatch in turn.
+   */
+  function relay(
+    queues: LocalQueues,
+    sqs: SQSClient,
+    seen: SQSRecord[],
+    options: { next?: string; until?: number } = {},
+  ) {
+    return async ({ Records }: SQSEvent) => {
+      for (const record of Records) {
+        seen.push(record);
+        const n = Number(record.body);
+        if (n >= (options.until ?? Number.POSITIVE_INFINITY)) continue;
+        const QueueUrl = queues.url(options.next ?? record.eventSourceARN.split(":").pop() ?? "");
+        const MessageBody = `${n + 1}`;
+        if (n % 2 === 0) await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody }));
+        else {
+          await sqs.send(
+            new SendMessageBatchCommand({ QueueUrl, Entries: [{ Id: "next", MessageBody }] }),
+          );
+        }
+      }
+      return { batchItemFailures: [] };
+    };
+  }
+
+  const loop = (recursiveLoop: RecursiveLoop) => ({
+    functionName: "relay",
+    recursiveLoop: () => recursiveLoop,
+  });
+
+  it("gives each message the lineage of its sender's chain, one more per invocation", async () => {
+    const { queues, sqs } = await start();
+    const seen: SQSRecord[] = [];
+    queues.create("jobs");
+    // Sent from outside any invocation (an API request, a schedule): a chain starts.
+    await sqs.send(new SendMessageCommand({ QueueUrl: queues.url("jobs"), MessageBody: "0" }));
+    queues.consume("jobs", relay(queues, sqs, seen, { until: 20 }), loop("Allow"));
+    await queues.idle();
+
+    expect(seen.map((r) => r.body)).toEqual(Array.from({ length: 21 }, (_, n) => `${n}`));
+    expect(seen[0]?.attributes.AWSTraceHeader).toBeUndefined();
+    // Message n was sent by the relay's n-th invocation of the chain, through either request.
+    expect(seen.map((r) => invocationsOf(r.attributes.AWSTraceHeader, "relay"))).toEqual(
+      Array.from({ length: 21 }, (_, n) => n),
+    );
+    expect(seen[20]?.attributes.AWSTraceHeader).toMatch(/^Root=1-[0-9a-f]{8}-[0-9a-f]{24};/);
+    expect(queues.recursion("relay")).toEqual({ longestChain: 21, dropped: 0 });
+  });
+
+  it("dead-letters the message that would invoke a function a 17th time, counted and logged", async () => {
+    const { queues, sqs } = await start();
+    const warnings: Array<{ message: string; fn: string | undefined }> = [];
+    vi.spyOn(logger, "warn").mockImplementation((...[message]) => {
+      warnings.push({ message: String(message), fn: scopedFunction() });
+    });
+    const seen: SQSRecord[] = [];
+    queues.create("jobs");
+    queues.send("jobs", "0");
+    queues.consume("jobs", relay(queues, sqs, seen), loop("Terminate"));
+    await queues.idle();
+    vi.restoreAllMocks();
+
+    expect(seen).toHaveLength(MAX_RECURSIVE_INVOCATIONS);
+    expect(queues.deadLetters("jobs")).toEqual([
+      expect.objectContaining({ body: "16", receiveCount: 0 }),
+    ]);
+    expect(queues.recursion("relay")).toEqual({ longestChain: 16, dropped: 1 });
+    expect(warnings).toEqual([
+      { message: expect.stringContaining("RecursiveInvocationsDropped"), fn: "relay" },
+    ]);
+  });
+
+  it("counts each function's invocations apart: a chain through two runs each 16 times", async () => {
+    const { queues, sqs } = await start();
+    const pings: SQSRecord[] = [];
+    const pongs: SQSRecord[] = [];
+    queues.create("ping");
+    queues.create("pong");
+    queues.consume("ping", relay(queues, sqs, pings, { next: "pong" }), {
+      functionName: "ping",
+    });
+    queues.consume("pong", relay(queues, sqs, pongs, { next: "ping" }), {
+      functionName: "pong",
+    });
+    queues.send("ping", "0");
+    await queues.idle();
+
+    expect(pings).toHaveLength(16);
+    expect(pongs).toHaveLength(16);
+    // The last pong carries both counts: pong's 16 invocations and ping's 16 before them.
+    const last = pongs.at(-1)?.attributes.AWSTraceHeader;
+    expect([invocationsOf(last, "ping"), invocationsOf(last, "pong")]).toEqual([16, 15]);
+    expect(queues.deadLetters("ping")).toEqual([expect.objectContaining({ body: "32" })]);
+    expect(queues.recursion("ping")).toEqual({ longestChain: 16, dropped: 1 });
+    expect(queues.recursion("pong")).toEqual({ longestChain: 16, dropped: 0 });
+  });
+
+  it("takes a trace header set as the message's AWSTraceHeader system attribute", async () => {
+    const { queues, sqs } = await start();
+    const seen: SQSRecord[] = [];
+    queues.create("jobs");
+    queues.consume("jobs", relay(queues, sqs, seen, { until: 0 }), loop("Terminate"));
+    const header = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=0;Lineage=1:aaaaaaaa:3";
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queues.url("jobs"),
+        MessageBody: "0",
+        MessageSystemAttributes: { AWSTraceHeader: { DataType: "String", StringValue: header } },
+      }),
+    );
+    await queues.idle();
+    expect(seen[0]?.attributes.AWSTraceHeader).toBe(header);
+  });
 });

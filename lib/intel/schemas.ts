@@ -1,0 +1,28 @@
+import { z } from "@hono/zod-openapi";
+import { ErrorSchema } from "../http/schemas.js";
+
+// The HTTP schemas intel's capabilities share: the answers of model calls, and the citation.
+
+const error = (description: string) => ({
+  description,
+  content: { "application/json": { schema: ErrorSchema } },
+});
+
+/** The answers of routes that call the model, beside the common ones. */
+export const modelErrors = {
+  502: error(
+    "`llm_error`: the model's answer was unusable (after one repair for structured answers)",
+  ),
+  503: error("`llm_unavailable`: no model is configured, or the provider is down or rate limiting"),
+  504: error("`upstream_timeout`: the model did not answer within the time budget"),
+} as const;
+
+/** A citation as answers carry it: chat answers, intel modules' answers, saved artifacts. */
+export const CitationSchema = z
+  .strictObject({
+    source_id: z.string(),
+    source_url_or_path: z.string().nullable(),
+    name: z.string(),
+    quote: z.string().openapi({ description: "A sentence of the cited chunk, verbatim" }),
+  })
+  .openapi("Citation");
