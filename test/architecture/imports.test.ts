@@ -100,6 +100,33 @@ describe("the import graph", () => {
  * schemas, route definitions and the list `<name>Contract` the manifest mounts) has its Hono
  * handlers beside it (`routes.ts`: `<name>Routes(deps)`, the module app) and a README.md.
  */
+/**
+ * A folder's `index.ts` lists the folder's public surface and nothing else: once comments and
+ * types are stripped, every statement left re-exports from a file of the folder (or its store).
+ */
+describe("index files", () => {
+  const indexes = files.filter((file) => file.startsWith("lib/") && file.endsWith("/index.ts"));
+
+  it("exist where a folder has a public surface", () => {
+    expect(indexes).toEqual(expect.arrayContaining(["lib/search/index.ts"]));
+  });
+
+  it.each(indexes)("%s only re-exports", (file) => {
+    const code = transformSync(readFileSync(join(root, file), "utf8"), {
+      loader: "ts",
+      legalComments: "none",
+    }).code;
+    const statements = code
+      .split(";")
+      .map((statement) => statement.replace(/\s+/g, " ").trim())
+      .filter(Boolean);
+    const other = statements.filter(
+      (statement) => !/^export (\*|\{[^}]*\}) from "[^"]+"$/.test(statement),
+    );
+    expect(other).toEqual([]);
+  });
+});
+
 describe("capability folders", () => {
   const folders = [
     "lib",

@@ -1,12 +1,12 @@
 import { type ApiError, api, session, whenUnauthorized } from "./api.js";
-import { competitorsScreen } from "./competitors/index.js";
+import { competitorsScreen } from "./competitors/screen.js";
 import { field, fill, h } from "./dom.js";
 import { busy, Feedback } from "./feedback.js";
-import { intelScreen } from "./intel/index.js";
-import { knowledgeScreen } from "./knowledge/index.js";
+import { intelScreen } from "./intel/screen.js";
+import { knowledgeScreen } from "./knowledge/screen.js";
 import type { Screen, ScreenFactory } from "./screen.js";
-import { searchScreen } from "./search/index.js";
-import { settingsScreen } from "./settings/index.js";
+import { searchScreen } from "./search/screen.js";
+import { settingsScreen } from "./settings/screen.js";
 import { Spec } from "./spec.js";
 
 /** The console: sign in with an API key, then five screens over the public API. */

@@ -1,7 +1,9 @@
+import { Caps } from "../../limits/caps.js";
 import { type QuotaCharge, refundUnused } from "../../limits/quotas.js";
 import { count } from "../../metrics.js";
 import type { StoredObject } from "../../store/blobs.js";
 import { and, type Condition, equals, missing, or } from "../../store/conditions.js";
+import { GSI1_SHARDS, shardOf } from "../../store/schema.js";
 import { type Item, type Table, wsKey } from "../../store/table.js";
 import type { Validators } from "../../web/fetch.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
@@ -126,10 +128,12 @@ export const GENERATION_SK = "KBGEN";
 
 /**
  * While a source is `indexing` it carries these attributes, which place it in the sparse `gsi1`
- * index: under `INDEXING`, sorted by when indexing started, then, once its message's last delivery
- * begins, under `INDEXING_LAST_ATTEMPT`, sorted by when that began. The watchdog finds stalled
- * sources there without scanning. Finishing, failing or stalling removes them in the same write.
- * An awaited upload sits in the same index under its own partition (see uploads.ts).
+ * index: under `INDEXING#{shard}`, sorted by when it was queued, then, once the worker begins its
+ * message's last delivery, under `INDEXING_LAST_ATTEMPT#{shard}`, sorted by when that began. The
+ * shard is a hash of the workspace (`shardOf`), so no partition carries every tenant's indexing;
+ * the watchdog reads every shard, and the unsharded partitions items written before the shards
+ * still sit in, until they finish. Finishing, failing or stalling removes the attributes in the
+ * same write. An awaited upload sits in the same index under its own partition (see uploads.ts).
  */
 export const INDEXING_PARTITION = "INDEXING";
 export const LAST_ATTEMPT_PARTITION = "INDEXING_LAST_ATTEMPT";
@@ -139,7 +143,13 @@ export const indexingMarker = (
   id: string,
   since: string,
   partition = INDEXING_PARTITION,
-) => ({ gsi1pk: partition, gsi1sk: `${since}#${workspaceId}#${id}` });
+) => ({ gsi1pk: `${partition}#${shardOf(workspaceId)}`, gsi1sk: `${since}#${workspaceId}#${id}` });
+
+/** Every `gsi1` partition a source of `partition` may sit in: each shard, then the unsharded one. */
+export const indexingPartitions = (partition: string) => [
+  ...Array.from({ length: GSI1_SHARDS }, (_, shard) => `${partition}#${shard}`),
+  partition,
+];
 
 export function toPublic(item: SourceItem): KnowledgeSource {
   return {
@@ -222,19 +232,34 @@ export interface SourceRecordDeps {
   table: Table;
   /** Told `source.failed` when a source fails. */
   events?: WebhookEvents | undefined;
+  /** The workspace's cap on sources (the default limits when not given). */
+  caps?: Caps | undefined;
 }
 
-/** The only writer of source records: each method one transition of a source's life. */
+/**
+ * The only writer of source records: each method one transition of a source's life. Creating a
+ * record takes a slot of the workspace's sources cap first, deleting one gives it back after.
+ */
 export class SourceRecords {
-  constructor(private readonly deps: SourceRecordDeps) {}
+  private readonly caps: Caps;
+
+  constructor(private readonly deps: SourceRecordDeps) {
+    this.caps = deps.caps ?? new Caps(deps.table);
+  }
 
   get(workspaceId: string, id: string): Promise<SourceItem | undefined> {
     return this.deps.table.get<SourceItem>(wsKey(workspaceId), sourceKey(id));
   }
 
-  /** Writes a new source's first record; false when one with its id exists. */
-  create(item: SourceItem): Promise<boolean> {
-    return this.deps.table.create(item);
+  /**
+   * Writes a new source's first record, in a slot of the sources cap (`limit_reached` when the
+   * workspace holds its cap); false when one with its id exists.
+   */
+  async create(item: SourceItem): Promise<boolean> {
+    await this.caps.take(item.workspaceId, "sources");
+    if (await this.deps.table.create(item)) return true;
+    await this.caps.release(item.workspaceId, "sources");
+    return false;
   }
 
   /**
@@ -483,6 +508,7 @@ export class SourceRecords {
 
   private async deleteWhere(source: SourceItem, condition?: Condition): Promise<boolean> {
     if (!(await this.deps.table.delete(source.pk, source.sk, condition))) return false;
+    await this.caps.release(source.workspaceId, "sources");
     await this.bump(source.workspaceId);
     return true;
   }
