@@ -1,14 +1,24 @@
 import type { ScheduledHandler } from "aws-lambda";
+import { CHECK_CAPACITY } from "../lib/competitors/capacity.js";
 import { sweepAll } from "../lib/competitors/sweep.js";
-import { loadConfig } from "../lib/config.js";
+import { loadConfig, quotaLimits } from "../lib/config.js";
 import { invocation } from "../lib/invocation.js";
+import { Quotas, scheduledCharge } from "../lib/limits/quotas.js";
 import { logger } from "../lib/log.js";
 import { createStores } from "../lib/store/clients.js";
 
-const { table, checksQueue } = createStores(loadConfig());
+const config = loadConfig();
+const { table, checksQueue } = createStores(config);
+const quotas = new Quotas(table, quotaLimits(config));
+const capacity = { ...CHECK_CAPACITY, spreadSeconds: config.SWEEP_SPREAD_SECONDS };
 
-/** Scheduled (nightly): queues one check per competitor of every workspace for the checks worker. */
+/**
+ * Scheduled (nightly): queues one check per competitor of every workspace for the checks worker,
+ * spread over SWEEP_SPREAD_SECONDS (docs/operations.md#capacity).
+ */
 export const handler: ScheduledHandler = invocation(async () => {
-  const queued = await sweepAll(table, checksQueue);
+  // Each check is taken from its workspace's daily quota, as a check-all's are; over it: skipped.
+  const admit = scheduledCharge(quotas, "competitor_checks", "competitor sweep check");
+  const queued = await sweepAll(table, checksQueue, capacity, admit);
   logger.info("competitor sweep", { queued });
 });

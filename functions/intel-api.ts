@@ -12,7 +12,8 @@ import { usageRoutes } from "../lib/limits/routes.js";
 const services = intelServices(loadConfig());
 
 /**
- * Brand profile, grounded chat, intel modules, saved artifacts and the usage of daily quotas:
+ * Brand profile, grounded chat, intel modules, saved artifacts and the usage of daily quotas and
+ * workspace caps:
  * /api/brand, /api/chat, /api/intel/{module}, /api/artifacts, /api/usage
  */
 export const app = createServiceApp({
@@ -22,7 +23,7 @@ export const app = createServiceApp({
     chatRoutes({ chat: services.chat }),
     generateRoutes({ generator: services.intel }),
     artifactsRoutes({ artifacts: services.artifacts }),
-    usageRoutes({ quotas: services.quotas }),
+    usageRoutes({ quotas: services.quotas, caps: services.caps }),
   ],
 });
 

@@ -1,5 +1,6 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { ScheduledHandler, SQSHandler } from "aws-lambda";
+import { CHECK_CAPACITY } from "../lib/competitors/capacity.js";
 import { competitorsContract } from "../lib/competitors/contract.js";
 import { consoleContract } from "../lib/console/contract.js";
 import type { ServiceApp } from "../lib/http/app.js";
@@ -52,6 +53,11 @@ export interface Access {
   sends?: QueueName[];
   /** Calls the model: may read the provider's key from its Secrets Manager secret at run time. */
   model?: boolean;
+  /**
+   * Seals secrets under the service's KMS key (`encrypt`: kms:GenerateDataKey, a data key per
+   * secret) or opens them (`decrypt`: kms:Decrypt); lib/store/keys.ts.
+   */
+  keys?: "encrypt" | "decrypt";
 }
 
 export interface ApiFunction {
@@ -161,7 +167,8 @@ export const apiFunctions: ApiFunction[] = [
     name: "webhooks-api",
     entry: "functions/webhooks-api.ts",
     routes: webhooksContract,
-    access: { table: "readWrite", sends: ["webhooks"] },
+    // Seals each new endpoint's signing secret; never opens one.
+    access: { table: "readWrite", sends: ["webhooks"], keys: "encrypt" },
     load: () => import("./webhooks-api.js"),
   },
   {
@@ -260,16 +267,28 @@ export const queueWorkers: QueueWorker[] = [
     name: "competitor-check-worker",
     entry: "functions/competitor-check-worker.ts",
     queue: "checks",
-    batchSize: 4,
-    // Each check already spreads its requests over one site; a few at once is plenty.
-    maxConcurrency: 2,
+    // From the capacity model (lib/competitors/capacity.ts, docs/operations.md#capacity): the
+    // nightly sweep's checks within its window, no record of a batch waiting for another.
+    batchSize: CHECK_CAPACITY.batchSize,
+    maxConcurrency: CHECK_CAPACITY.maxConcurrency,
+    // Far above a check's bound (its budget, briefs and storage: about a minute).
     timeoutSeconds: 180,
     memoryMb: 512,
     access: {
       table: "readWrite",
       bucket: { competitors: ["read", "write", "delete"] },
-      sends: ["webhooks"],
+      sends: ["checks", "webhooks"],
       model: true,
+    },
+    recursion: {
+      allow: true,
+      why:
+        "A check whose workspace already runs all its check slots is sent back to the checks " +
+        "queue with a growing delay instead of run, so one workspace cannot hold the worker.",
+      bound:
+        "The capacity model's maxDeferrals per message (waits long enough for a workspace's " +
+        "longest list to pass its slots), after which the check is given up until the next " +
+        "sweep; a check never queues another.",
     },
     load: () => import("./competitor-check-worker.js"),
   },
@@ -282,7 +301,8 @@ export const queueWorkers: QueueWorker[] = [
     maxConcurrency: 5,
     timeoutSeconds: 30,
     memoryMb: 256,
-    access: { table: "readWrite", sends: ["webhooks"] },
+    // Opens an endpoint's signing secret to sign each delivery.
+    access: { table: "readWrite", sends: ["webhooks"], keys: "decrypt" },
     recursion: {
       allow: true,
       why:
@@ -315,8 +335,9 @@ export const queueWorkers: QueueWorker[] = [
         "to carry on from the export's checkpoint.",
       bound:
         "The workspace's records: every message writes at least one part of EXPORT_PART_BYTES " +
-        "and moves the checkpoint forward, and the chain ends when the bundle is complete or the " +
-        "export fails on its message's last delivery.",
+        "and moves the checkpoint forward (a duplicate finding the job held comes back once its " +
+        "holder's lease ends), and the chain ends when the bundle is complete or the export " +
+        "fails on its message's last delivery.",
     },
     load: () => import("./export-worker.js"),
   },

@@ -1,6 +1,6 @@
 import type { ScheduledHandler } from "aws-lambda";
 import { uploadServices } from "../lib/compose/uploads.js";
-import { loadConfig } from "../lib/config.js";
+import { loadConfig, QUEUE_RETENTION_DAYS } from "../lib/config.js";
 import { invocation } from "../lib/invocation.js";
 import { failStalledSources } from "../lib/knowledge/sources/watchdog.js";
 import { logger } from "../lib/log.js";
@@ -17,7 +17,7 @@ export const handler: ScheduledHandler = invocation(async () => {
   const stalledSources = await failStalledSources(
     stores.table,
     {
-      queuedMs: config.STALL_MINUTES * 60_000,
+      queuedMs: QUEUE_RETENTION_DAYS * 86_400_000,
       lastAttemptMs: config.LAST_ATTEMPT_STALL_MINUTES * 60_000,
     },
     Date.now(),

@@ -1,8 +1,16 @@
 import { z } from "zod";
+import { CHECK_CAPACITY } from "./competitors/capacity.js";
+import { type CapLimits, DEFAULT_CAPS } from "./limits/caps.js";
 import { llmEnv } from "./llm/settings.js";
 
 /** Messages are retried this often before they land in the dead-letter queue (AWS and local alike). */
 export const MAX_RECEIVE_COUNT = 5;
+
+/**
+ * Days a work queue keeps a message (SQS deletes it then, delivered or not): a source queued
+ * longer than this has no message left, the only queued source the watchdog fails.
+ */
+export const QUEUE_RETENTION_DAYS = 4;
 
 const flag = z
   .enum(["true", "false", "1", "0"])
@@ -86,8 +94,6 @@ const fields = z.object({
     .regex(/^\d+(,\d+){0,19}$/, "at most 20 comma-separated whole seconds, such as 5,300,1800")
     .default("5,300,1800,7200,18000,28800,28800")
     .transform((value) => value.split(",").map(Number)),
-  /** A source still `indexing` this many minutes after it was queued is failed by the watchdog. */
-  STALL_MINUTES: positiveInt(90),
   /**
    * A source whose last indexing attempt began this many minutes ago without a result (it crashed
    * or timed out, and no retry follows) is failed by the watchdog. Longer than the index worker's
@@ -102,8 +108,17 @@ const fields = z.object({
   CHECK_POLITENESS_MS: z.coerce.number().int().min(0).default(1_000),
   /** Longest single request of a check. */
   CHECK_REQUEST_TIMEOUT_MS: positiveInt(10_000),
-  /** Competitor checks run at once in one worker invocation. */
-  CHECK_CONCURRENCY: positiveInt(2),
+  /** Competitor checks run at once in one worker invocation: the batch size the model gives. */
+  CHECK_CONCURRENCY: positiveInt(CHECK_CAPACITY.batchSize),
+  /** Queued checks one workspace may run at once (docs/operations.md#capacity). */
+  CHECK_WORKSPACE_SLOTS: positiveInt(CHECK_CAPACITY.workspaceSlots),
+  /** Seconds over which the nightly sweep spreads its checks' delays (0: none; at most 900). */
+  SWEEP_SPREAD_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(900)
+    .default(CHECK_CAPACITY.spreadSeconds),
   /** Requests per minute one workspace may make to the API (429 beyond). */
   RATE_LIMIT_PER_MINUTE: positiveInt(600),
   /** Daily quotas per workspace (UTC days); beyond them the work is a 429 naming the quota. */
@@ -112,6 +127,15 @@ const fields = z.object({
   QUOTA_MODEL_CALLS_PER_DAY: positiveInt(2_000),
   QUOTA_COMPETITOR_CHECKS_PER_DAY: positiveInt(500),
   QUOTA_EXPORTS_PER_DAY: positiveInt(10),
+  /** Reindexes of text and file sources (a URL source's reindex is a crawl page instead). */
+  QUOTA_REINDEXES_PER_DAY: positiveInt(1_000),
+  /**
+   * How many records a workspace may hold at once; beyond, a create is a 409 `limit_reached`
+   * (lib/limits/caps.ts, docs/decisions/0007-workspace-caps.md). Webhook endpoints stay at 20.
+   */
+  MAX_SOURCES_PER_WORKSPACE: positiveInt(10_000),
+  MAX_COMPETITORS_PER_WORKSPACE: positiveInt(100),
+  MAX_ARTIFACTS_PER_WORKSPACE: positiveInt(10_000),
   /** How long an export's download link works. */
   EXPORT_URL_TTL_SECONDS: z.coerce.number().int().positive().max(3600).default(600),
   /**
@@ -166,4 +190,14 @@ export const quotaLimits = (config: Config) => ({
   model_calls: config.QUOTA_MODEL_CALLS_PER_DAY,
   competitor_checks: config.QUOTA_COMPETITOR_CHECKS_PER_DAY,
   exports: config.QUOTA_EXPORTS_PER_DAY,
+  reindexes: config.QUOTA_REINDEXES_PER_DAY,
+});
+
+/** The per-workspace caps of a configuration. */
+export const capLimits = (config: Config): CapLimits => ({
+  sources: config.MAX_SOURCES_PER_WORKSPACE,
+  competitors: config.MAX_COMPETITORS_PER_WORKSPACE,
+  artifacts: config.MAX_ARTIFACTS_PER_WORKSPACE,
+  // Fixed: every event emitted reads all of a workspace's endpoints, an export reads them in one page.
+  webhooks: DEFAULT_CAPS.webhooks,
 });

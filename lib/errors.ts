@@ -18,6 +18,7 @@ export type ErrorCode =
   | "unsupported_media_type"
   | "rate_limited"
   | "quota_exceeded"
+  | "limit_reached"
   | "brand_profile_missing"
   | "llm_unavailable"
   | "llm_error"

@@ -19,11 +19,15 @@ const UNITS = {
   /** Competitor checks that read the site, and those that could not. */
   CompetitorChecks: MetricUnit.Count,
   CompetitorChecksFailed: MetricUnit.Count,
+  /** Queued checks put back because their workspace held all its check slots, or given up. */
+  CompetitorChecksDeferred: MetricUnit.Count,
+  CompetitorChecksGivenUp: MetricUnit.Count,
   /** Model operations (chat, structured answers, embedding batches) and the tokens they used. */
   ModelCalls: MetricUnit.Count,
   ModelTokens: MetricUnit.Count,
   /** Work refused by a daily quota; dimension `quota` (crawl_pages, upload_bytes...). */
   QuotaRefusals: MetricUnit.Count,
+  CapRefusals: MetricUnit.Count,
 } as const;
 
 export type MetricName = keyof typeof UNITS;

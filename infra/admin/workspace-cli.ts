@@ -36,7 +36,7 @@ With TABLE_NAME and BUCKET_NAME set, works on AWS (credentials and region from t
 SEARCH_INDEX_URI as the functions have it, default s3://<bucket>/search). Otherwise on the local
 data in DATA_DIR (default ./.data), with npm start stopped.`;
 
-interface Target extends Omit<ErasureDeps, "beforeStep"> {
+interface Target extends ErasureDeps {
   close(): Promise<void>;
 }
 

@@ -20,6 +20,8 @@ const DEPLOY_KEYS = [
   "API_THROTTLE_BURST",
   "WAF_RATE_LIMIT",
   "WAF_ANONYMOUS_RATE_LIMIT",
+  "DELETION_PROTECTION",
+  "BACKUPS",
 ] as const;
 
 /**
@@ -62,6 +64,7 @@ const MANAGED = new Set([
   "ALLOW_PRIVATE_URLS",
   "SEARCH_INDEX_URI",
   "S3_FORCE_PATH_STYLE",
+  "DATA_KEY_ID",
 ]);
 const isManaged = (key: string) => MANAGED.has(key) || key.endsWith("_QUEUE_URL");
 
@@ -85,6 +88,11 @@ export interface DeploySettings {
   throttle: { rateLimit: number; burstLimit: number };
   /** AWS WAF's rate-based rules, per source address over 5 minutes: any request, and those without a key. */
   waf: { rateLimit: number; anonymousRateLimit: number };
+  /**
+   * The table's deletion protection (`DELETION_PROTECTION`) and its AWS Backup plan (`BACKUPS`):
+   * both on unless the file or `-c KEY=false` turns one off (a dev stage; docs/operations.md).
+   */
+  dataProtection: { deletionProtection: boolean; backups: boolean };
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -164,6 +172,16 @@ export function deploySettings(
     rateLimit: limit("WAF_RATE_LIMIT"),
     anonymousRateLimit: limit("WAF_ANONYMOUS_RATE_LIMIT"),
   };
+  const onUnlessOff = (key: "DELETION_PROTECTION" | "BACKUPS") => {
+    const text = merged[key]?.trim().toLowerCase();
+    if (!text || text === "true") return true;
+    if (text === "false") return false;
+    throw new Error(`${key}: ${merged[key]} is not true or false`);
+  };
+  const dataProtection = {
+    deletionProtection: onUnlessOff("DELETION_PROTECTION"),
+    backups: onUnlessOff("BACKUPS"),
+  };
   return {
     service,
     modelKeySecret: merged.LLM_API_KEY_SECRET?.trim() || undefined,
@@ -172,6 +190,7 @@ export function deploySettings(
     stage,
     throttle,
     waf,
+    dataProtection,
   };
 }
 

@@ -39,7 +39,11 @@ export class KbIntelStack extends Stack {
       if (!bundle) throw new Error(`Function ${name} was not bundled`);
       return bundle.dir;
     };
-    const storage = new Storage(this, "Storage", { corsOrigins: settings.corsOrigins });
+    const storage = new Storage(this, "Storage", {
+      corsOrigins: settings.corsOrigins,
+      prefix,
+      dataProtection: settings.dataProtection,
+    });
     const queues = new WorkQueues(this, "Queues");
     // Presigned uploads land straight in the bucket; its notification starts their indexing.
     storage.bucket.addEventNotification(
@@ -53,6 +57,7 @@ export class KbIntelStack extends Stack {
       CORS_ORIGINS: settings.corsOrigins.join(","),
       TABLE_NAME: storage.table.tableName,
       BUCKET_NAME: storage.bucket.bucketName,
+      DATA_KEY_ID: storage.dataKey.keyArn,
       ...queues.environment(),
     };
     const modelKey: ModelKeySecret | undefined = settings.modelKeySecret

@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import {
 import dynalite from "dynalite";
 import S3rver from "s3rver";
 import { TABLE_INDEXES, TABLE_KEY } from "../../lib/store/schema.js";
+import { checkPostPolicy, type EmulatorCredentials, S3Failure } from "./post-policy.js";
 
 export interface Emulator {
   endpoint: string;
@@ -41,10 +43,18 @@ export interface S3Notification {
 /** The bucket's CORS rule, as the stack sets it on AWS: browsers may POST presigned uploads. */
 const BUCKET_CORS = `<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>POST</AllowedMethod><AllowedHeader>*</AllowedHeader></CORSRule></CORSConfiguration>`;
 
+/** The emulator's one key (s3rver's, which the local runtime gives the AWS SDK). */
+const S3_CREDENTIALS: EmulatorCredentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
+
 /**
  * An S3-compatible server (s3rver) on loopback, keeping objects as files under `dir` (without
  * one, in a temporary directory its close removes); `onEvent` receives its object-created
  * notifications.
+ *
+ * s3rver ignores the policy of a browser-based upload (a presigned POST): any form would write
+ * any key of the bucket. A proxy in front of it checks each such upload as S3 does
+ * (post-policy.ts) and answers S3's error without passing on what it refuses; every other request
+ * goes through unchanged.
  */
 export async function startS3(
   dir?: string,
@@ -62,14 +72,104 @@ export async function startS3(
     configureBuckets: buckets.map((name) => ({ name, configs: [BUCKET_CORS] })),
   });
   if (onEvent) server.on("event", onEvent);
-  const { port } = await server.run();
+  const { port: s3rverPort } = await server.run();
+  const proxy = createServer((req, res) => {
+    // A client gone before its form arrived whole gets no answer.
+    if (isFormUpload(req)) checkedUpload(req, res, s3rverPort).catch(() => res.destroy());
+    else forward(req, res, s3rverPort);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
     async close() {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
       await server.close();
       if (!dir) await rm(directory, { recursive: true, force: true });
     },
   };
+}
+
+/** A browser-based upload: a multipart form POSTed to a bucket (path style), no sub-resource. */
+function isFormUpload(req: IncomingMessage): boolean {
+  const url = new URL(req.url ?? "/", "http://s3");
+  return (
+    req.method === "POST" &&
+    /^\/[^/]+\/?$/.test(url.pathname) &&
+    url.search === "" &&
+    /^multipart\/form-data/i.test(req.headers["content-type"] ?? "")
+  );
+}
+
+/** Passes a request on to s3rver, with `body` when it was read already, and its answer back. */
+function forward(req: IncomingMessage, res: ServerResponse, port: number, body?: Buffer) {
+  const { expect: _continue, ...headers } = req.headers;
+  if (body) {
+    delete headers["transfer-encoding"];
+    headers["content-length"] = String(body.length);
+  }
+  const upstream = request(
+    { host: "127.0.0.1", port, method: req.method, path: req.url, headers },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  upstream.on("error", () => res.destroy());
+  res.on("close", () => upstream.destroy());
+  if (body) upstream.end(body);
+  else req.pipe(upstream);
+}
+
+/** Reads a form upload whole, checks it against its policy, and stores it only if S3 would. */
+async function checkedUpload(req: IncomingMessage, res: ServerResponse, port: number) {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  const body = Buffer.concat(parts);
+  let form: FormData;
+  try {
+    form = await new Response(body, {
+      headers: { "content-type": req.headers["content-type"] ?? "" },
+    }).formData();
+  } catch {
+    return refuse(
+      req,
+      res,
+      new S3Failure(
+        400,
+        "MalformedPOSTRequest",
+        "The body of your POST request is not well-formed multipart/form-data.",
+      ),
+    );
+  }
+  const fields: Array<[string, string]> = [];
+  let fileBytes: number | undefined;
+  for (const [name, value] of form) {
+    if (name.toLowerCase() === "file") {
+      fileBytes = typeof value === "string" ? Buffer.byteLength(value) : value.size;
+      break;
+    }
+    if (typeof value === "string") fields.push([name, value]);
+  }
+  // Without a file s3rver gives S3's own answer, and stores nothing.
+  const bucket = decodeURIComponent(
+    new URL(req.url ?? "/", "http://s3").pathname.split("/")[1] ?? "",
+  );
+  const failure =
+    fileBytes === undefined
+      ? undefined
+      : checkPostPolicy({ bucket, fields, fileBytes }, [S3_CREDENTIALS]);
+  if (failure) return refuse(req, res, failure);
+  forward(req, res, port, body);
+}
+
+/** S3's error answer; a browser's page may read it, as the bucket's CORS rule allows any origin. */
+function refuse(req: IncomingMessage, res: ServerResponse, failure: S3Failure) {
+  res.writeHead(failure.status, {
+    "content-type": "application/xml",
+    ...(req.headers.origin ? { "access-control-allow-origin": "*" } : {}),
+  });
+  res.end(failure.xml());
 }
 
 /** Creates the service's table unless it exists (same keys as the CDK stack, on-demand). */

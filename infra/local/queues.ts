@@ -123,6 +123,14 @@ const LAMBDA_MAX_TIMEOUT_MS = 15 * 60_000;
 
 const terminate = (): RecursiveLoop => "Terminate";
 
+/**
+ * A worker's RecursiveLoop from its manifest entry: Allow only when it declares `recursion`
+ * (functions/manifest.ts). Read each time it is asked, so a changed entry applies at once.
+ */
+export const recursiveLoopOf =
+  (worker: { recursion?: { allow: true } | undefined }) => (): RecursiveLoop =>
+    worker.recursion?.allow ? "Allow" : "Terminate";
+
 export class LocalQueues {
   private readonly queues = new Map<string, QueueState>();
   private server: Server | undefined;

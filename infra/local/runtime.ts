@@ -20,7 +20,7 @@ import { ensureDefaultWorkspace } from "./bootstrap.js";
 import { ensureTable, startDynamo, startS3 } from "./emulators.js";
 import { localGateway } from "./gateway.js";
 import { LOCAL_KEY, LocalKms, localKeyFile } from "./keys.js";
-import { LocalQueues, type SqsHandler } from "./queues.js";
+import { LocalQueues, recursiveLoopOf, type SqsHandler } from "./queues.js";
 import { LocalScheduler } from "./scheduler.js";
 
 export interface LocalOptions {
@@ -31,6 +31,11 @@ export interface LocalOptions {
   apiKey?: string | undefined;
   /** First retry delay of a failed queue message. */
   retryDelayMs?: number;
+  /**
+   * Invocations at once per worker, by name, instead of the local default (the manifest's
+   * maxConcurrency, at most 2): a test runs a worker as wide as the manifest says.
+   */
+  workerConcurrency?: Record<string, number>;
 }
 
 export interface LocalRuntime {
@@ -157,11 +162,11 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   for (const { worker, handler } of workers) {
     queues.consume(worker.queue, asyncHandler(handler), {
       batchSize: worker.batchSize,
-      concurrency: Math.min(worker.maxConcurrency, 2),
+      concurrency: options.workerConcurrency?.[worker.name] ?? Math.min(worker.maxConcurrency, 2),
       timeoutMs: worker.timeoutSeconds * 1000,
       functionName: worker.name,
       memoryMb: worker.memoryMb,
-      recursiveLoop: () => (worker.recursion?.allow ? "Allow" : "Terminate"),
+      recursiveLoop: recursiveLoopOf(worker),
     });
   }
   const address = server.address();

@@ -119,6 +119,14 @@ export class Checker {
 
   constructor(private readonly deps: CheckerDeps) {}
 
+  /**
+   * The longest a check holds its competitor: its budget, then briefs and storage within the
+   * margin. Past it the competitor's lease ends, so a crashed check never holds it longer.
+   */
+  boundMs(): number {
+    return this.deps.limits.budgetMs + LEASE_MARGIN_MS;
+  }
+
   /** `not_found` for an unknown competitor, `conflict` while another check of it runs. */
   /** `reserve` runs once the check holds the competitor, before any request (a quota). */
   async check(
@@ -128,7 +136,7 @@ export class Checker {
   ): Promise<CheckResult> {
     const { competitors, limits } = this.deps;
     const started = Date.now();
-    const until = started + limits.budgetMs + LEASE_MARGIN_MS;
+    const until = started + this.boundMs();
     const item = await competitors.lease(workspaceId, competitorId, started, until);
     try {
       await reserve();

@@ -1,5 +1,6 @@
 import { conflict, notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
+import { Caps } from "../limits/caps.js";
 import { type Condition, equals, lessThan } from "../store/conditions.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 import { normalizeDomain } from "./domain.js";
@@ -101,8 +102,14 @@ export class Competitors {
       table: Table;
       /** Needed to delete competitors only; readers (intel grounding) go without its parsers. */
       snapshots?: Snapshots;
+      /** The workspace's cap on competitors (the default limits when not given). */
+      caps?: Caps | undefined;
     },
-  ) {}
+  ) {
+    this.caps = deps.caps ?? new Caps(deps.table);
+  }
+
+  private readonly caps: Caps;
 
   async find(workspaceId: string, id: string): Promise<CompetitorItem | undefined> {
     if (!isId("competitor", id)) return undefined;
@@ -122,12 +129,21 @@ export class Competitors {
     return claim ? this.find(workspaceId, claim.competitorId) : undefined;
   }
 
-  /** Starts tracking a domain (or URL); a conflict when the workspace tracks its domain already. */
+  /**
+   * Starts tracking a domain (or URL), in a slot of the workspace's competitors cap
+   * (`limit_reached` when it holds its cap); a conflict when it tracks the domain already.
+   */
   async create(workspaceId: string, input: string): Promise<CompetitorItem> {
     const { domain, homepage } = normalizeDomain(input);
     const id = newId("competitor");
     const createdAt = new Date().toISOString();
-    await this.claim(workspaceId, domain, id, createdAt);
+    await this.caps.take(workspaceId, "competitors");
+    try {
+      await this.claim(workspaceId, domain, id, createdAt);
+    } catch (err) {
+      await this.caps.release(workspaceId, "competitors");
+      throw err;
+    }
     const item: CompetitorItem = {
       pk: wsKey(workspaceId),
       sk: competitorKey(id),
@@ -201,6 +217,7 @@ export class Competitors {
     const item = await this.get(workspaceId, id);
     const { table } = this.deps;
     if (!(await table.delete(item.pk, item.sk))) throw notFound("competitor", id);
+    await this.caps.release(workspaceId, "competitors");
     const claim = await table.get<DomainClaim>(item.pk, domainKey(item.domain));
     if (claim?.competitorId === id) await table.delete(item.pk, domainKey(item.domain));
     await table.delete(COMPETITOR_INDEX, indexKey(workspaceId, id));

@@ -85,7 +85,7 @@ export const createCompetitor = createRoute({
   tags,
   summary: "Track a competitor",
   description:
-    "`domain` is a bare domain or a URL. It is normalised (lowercase, punycode; scheme, path and a leading `www.` dropped; a non-default port kept) and a workspace tracks each normalised domain once (409). When a URL is given, its scheme and path are the homepage checks start from.",
+    "`domain` is a bare domain or a URL. It is normalised (lowercase, punycode; scheme, path and a leading `www.` dropped; a non-default port kept) and a workspace tracks each normalised domain once (409 `conflict`), and at most `MAX_COMPETITORS_PER_WORKSPACE` competitors (100 by default; 409 `limit_reached` beyond, until one is deleted). When a URL is given, its scheme and path are the homepage checks start from.",
   request: {
     headers: IdempotencyHeaders,
     query: NoQuery,
@@ -100,7 +100,7 @@ export const createCompetitor = createRoute({
     ...idempotencyErrors,
     409: jsonResponse(
       ErrorSchema,
-      "The domain is tracked already (`conflict`), or a request with this `Idempotency-Key` is still being answered (`idempotency_key_in_use`)",
+      "The domain is tracked already (`conflict`), the workspace holds its cap of competitors (`limit_reached`, `MAX_COMPETITORS_PER_WORKSPACE`, 100 by default; `details.cap`, `details.limit`; nothing is created), or a request with this `Idempotency-Key` is still being answered (`idempotency_key_in_use`)",
     ),
     ...commonErrors,
   },

@@ -1,3 +1,4 @@
+import type { Caps } from "../limits/caps.js";
 import type { Blobs } from "../store/blobs.js";
 import type { Table } from "../store/table.js";
 import type { SafeFetcher } from "../web/fetch.js";
@@ -21,12 +22,14 @@ export interface CompetitorServiceDeps {
   reader?: PageReader;
   /** Told `competitor.event` for each change event recorded. */
   webhooks?: WebhookEvents;
+  /** The workspace caps (`MAX_COMPETITORS_PER_WORKSPACE`); the default limits when not given. */
+  caps?: Caps;
 }
 
 /** The competitor services over one table and bucket, wired to each other. */
 export function createCompetitorServices(deps: CompetitorServiceDeps) {
   const snapshots = new Snapshots(deps.blobs);
-  const competitors = new Competitors({ table: deps.table, snapshots });
+  const competitors = new Competitors({ table: deps.table, snapshots, caps: deps.caps });
   const events = new Events(deps.table, deps.webhooks);
   const checker = new Checker({
     competitors,

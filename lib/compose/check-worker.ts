@@ -1,3 +1,4 @@
+import { CheckSlots } from "../competitors/check-slots.js";
 import { limitsFrom } from "../competitors/limits.js";
 import { createCompetitorServices } from "../competitors/services.js";
 import { type Config, quotaLimits } from "../config.js";
@@ -9,7 +10,8 @@ import { webhookEventsOf } from "./webhook-events.js";
 
 /**
  * competitor-check-worker: queued checks, with the configured (longer) limits, and the model's
- * briefs (taken from the workspace's model-call quota) when a model is configured.
+ * briefs (taken from the workspace's model-call quota) when a model is configured; each workspace's
+ * check slots, and the checks queue that takes back a check over them.
  */
 export function checkWorkerServices(config: Config) {
   const stores = createStores(config);
@@ -18,7 +20,7 @@ export function checkWorkerServices(config: Config) {
     stores.table,
     new Quotas(stores.table, quotaLimits(config)),
   );
-  return createCompetitorServices({
+  const services = createCompetitorServices({
     table: stores.table,
     blobs: stores.blobs,
     fetcher: fetcherOf(config),
@@ -26,4 +28,7 @@ export function checkWorkerServices(config: Config) {
     ...(briefWriter ? { briefWriter } : {}),
     webhooks: webhookEventsOf(config, stores),
   });
+  // A workspace's share of the worker; a check over it goes back to the checks queue.
+  const slots = new CheckSlots(stores.table, config.CHECK_WORKSPACE_SLOTS);
+  return { ...services, slots, checksQueue: stores.checksQueue };
 }

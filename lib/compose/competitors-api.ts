@@ -22,6 +22,7 @@ export function competitorServices(config: Config) {
       limits: API_CHECK_LIMITS,
       ...(briefWriter ? { briefWriter } : {}),
       webhooks: webhookEventsOf(config, shared.stores),
+      caps: shared.caps,
     }),
   };
 }

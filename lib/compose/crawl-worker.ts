@@ -1,6 +1,7 @@
-import type { Config } from "../config.js";
+import { type Config, capLimits } from "../config.js";
 import { Crawler } from "../knowledge/crawl/crawler.js";
 import { Sources } from "../knowledge/sources/sources.js";
+import { Caps } from "../limits/caps.js";
 import { createStores } from "../store/clients.js";
 import { PoliteSession } from "../web/session.js";
 import { fetcherOf } from "./fetcher.js";
@@ -14,7 +15,7 @@ export function crawlWorkerServices(config: Config) {
     table: stores.table,
     blobs: stores.blobs,
     queue: stores.crawlQueue,
-    sources: new Sources(stores),
+    sources: new Sources({ ...stores, caps: new Caps(stores.table, capLimits(config)) }),
     fetcher,
     session: new PoliteSession(fetcher, { politenessMs: config.CRAWL_POLITENESS_MS }),
     stallMs: config.CRAWL_STALL_SECONDS * 1000,

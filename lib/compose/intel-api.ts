@@ -14,11 +14,11 @@ import { retrieverOf } from "./retriever.js";
 /** intel-api: brand profile, grounded chat, intel modules, artifacts and quota usage. */
 export function intelServices(config: Config) {
   const shared = apiBase(config);
-  const { stores, quotas } = shared;
+  const { stores, quotas, caps } = shared;
   const llm = llmOf(config);
   const retriever = retrieverOf(config, stores, llm);
   const brands = new BrandProfiles(stores.table);
-  const artifacts = new Artifacts(stores.table);
+  const artifacts = new Artifacts(stores.table, caps);
   return {
     ...shared,
     brands,

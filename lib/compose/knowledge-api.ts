@@ -10,8 +10,8 @@ import { webhookEventsOf } from "./webhook-events.js";
 /** knowledge-api: sources, search, crawls and uploads. */
 export function knowledgeServices(config: Config) {
   const shared = apiBase(config);
-  const { stores } = shared;
-  const sources = new Sources(stores);
+  const { stores, caps } = shared;
+  const sources = new Sources({ ...stores, caps });
   return {
     ...shared,
     sources,
@@ -21,7 +21,7 @@ export function knowledgeServices(config: Config) {
       watchSeconds: config.CRAWL_WATCH_SECONDS,
       events: webhookEventsOf(config, stores),
     }),
-    uploads: new Uploads({ ...stores, sources }, uploadSettings(config)),
+    uploads: new Uploads({ ...stores, sources, caps }, uploadSettings(config)),
     retriever: retrieverOf(config, stores, llmOf(config)),
   };
 }

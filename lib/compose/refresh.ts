@@ -1,6 +1,7 @@
-import { type Config, quotaLimits } from "../config.js";
+import { type Config, capLimits, quotaLimits } from "../config.js";
 import { Crawls } from "../knowledge/crawl/crawls.js";
 import { Sources } from "../knowledge/sources/sources.js";
+import { Caps } from "../limits/caps.js";
 import { Quotas } from "../limits/quotas.js";
 import { createStores } from "../store/clients.js";
 
@@ -9,7 +10,7 @@ export function refreshServices(config: Config) {
   const stores = createStores(config);
   return {
     table: stores.table,
-    sources: new Sources(stores),
+    sources: new Sources({ ...stores, caps: new Caps(stores.table, capLimits(config)) }),
     crawls: new Crawls({
       table: stores.table,
       queue: stores.crawlQueue,

@@ -1,6 +1,7 @@
-import type { Config } from "../config.js";
+import { type Config, capLimits } from "../config.js";
 import { Sources } from "../knowledge/sources/sources.js";
 import { Uploads, uploadSettings } from "../knowledge/uploads/uploads.js";
+import { Caps } from "../limits/caps.js";
 import { createStores } from "../store/clients.js";
 import { webhookEventsOf } from "./webhook-events.js";
 
@@ -8,7 +9,8 @@ import { webhookEventsOf } from "./webhook-events.js";
 export function uploadServices(config: Config) {
   const stores = createStores(config);
   const events = webhookEventsOf(config, stores);
-  const sources = new Sources(stores);
-  const uploads = new Uploads({ ...stores, sources, events }, uploadSettings(config));
+  const caps = new Caps(stores.table, capLimits(config));
+  const sources = new Sources({ ...stores, caps });
+  const uploads = new Uploads({ ...stores, sources, events, caps }, uploadSettings(config));
   return { stores, uploads, events };
 }

@@ -13,6 +13,7 @@ const STATUS_OF: Record<ErrorCode, ContentfulStatusCode> = {
   conflict: 409,
   idempotency_key_in_use: 409,
   brand_profile_missing: 409,
+  limit_reached: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,

@@ -84,6 +84,17 @@ export const idempotencyErrors = {
   ),
 } as const;
 
+/**
+ * The answers of a create route whose records a workspace holds a capped number of
+ * (lib/limits/caps.ts): `idempotencyErrors`, with `limit_reached` sharing its 409.
+ */
+export const capErrors = (what: string, setting: string) => ({
+  ...idempotencyErrors,
+  409: errorResponse(
+    `\`limit_reached\`: the workspace holds its cap of ${what} (\`${setting}\`; \`details.cap\`, \`details.limit\`) and nothing was created; delete one first. Or \`idempotency_key_in_use\`: a request with this key is still being answered; retry after \`Retry-After\``,
+  ),
+});
+
 export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
   required: true,
   ...(description ? { description } : {}),

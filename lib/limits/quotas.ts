@@ -1,4 +1,5 @@
 import { DomainError } from "../errors.js";
+import { logger } from "../log.js";
 import { count } from "../metrics.js";
 import { and, type Condition, equals, missing } from "../store/conditions.js";
 import { type Item, type Table, wsKey } from "../store/table.js";
@@ -10,6 +11,7 @@ export const QUOTA_KINDS = [
   "model_calls",
   "competitor_checks",
   "exports",
+  "reindexes",
 ] as const;
 export type QuotaKind = (typeof QUOTA_KINDS)[number];
 
@@ -21,6 +23,7 @@ const DESCRIPTIONS: Record<QuotaKind, string> = {
   model_calls: "model calls",
   competitor_checks: "competitor checks",
   exports: "workspace exports",
+  reindexes: "reindexes",
 };
 
 /**
@@ -105,6 +108,40 @@ export class Quotas {
     );
   }
 
+  /**
+   * Gives a whole charge back to its day's counter (never below zero): for work refused after it
+   * was charged and before anything was written (a create refused at a workspace cap), so a
+   * refused request spends nothing. Charges kept on a record go back through `refundUnused`.
+   */
+  async refund(workspaceId: string, charge: QuotaCharge): Promise<void> {
+    const counter = counterKey(charge.day, charge.kind);
+    await this.table.decrement(wsKey(workspaceId), counter, COUNTER_FIELD, charge.amount);
+  }
+
+  /**
+   * Runs `work` with a `reserve` that takes from a quota (before anything is written), and gives
+   * what it took back when the work is then refused at a workspace cap (`limit_reached`).
+   */
+  async reserving<T>(
+    workspaceId: string,
+    kind: QuotaKind,
+    work: (reserve: (amount: number) => Promise<QuotaCharge>) => Promise<T>,
+  ): Promise<T> {
+    const charges: QuotaCharge[] = [];
+    try {
+      return await work(async (amount) => {
+        const charge = await this.consume(workspaceId, kind, amount);
+        charges.push(charge);
+        return charge;
+      });
+    } catch (err) {
+      if (err instanceof DomainError && err.code === "limit_reached") {
+        for (const charge of charges) await this.refund(workspaceId, charge);
+      }
+      throw err;
+    }
+  }
+
   /** How much of each quota the workspace has used today (UTC): one query of the day's counters. */
   async usage(workspaceId: string): Promise<Usage> {
     const { day, resets } = quotaDay(new Date());
@@ -124,6 +161,32 @@ export class Quotas {
     ) as Record<QuotaKind, QuotaUsage>;
     return { day, quotas };
   }
+}
+
+/**
+ * What scheduled work (the nightly competitor sweep) asks before it queues one piece of work for a
+ * workspace: takes `amount` of the quota and answers true, or, the quota spent, logs the skip and
+ * answers false, and answers false for that workspace from then on without asking again.
+ */
+export function scheduledCharge(
+  quotas: Quotas,
+  kind: QuotaKind,
+  what: string,
+  amount = 1,
+): (workspaceId: string) => Promise<boolean> {
+  const spent = new Set<string>();
+  return async (workspaceId) => {
+    if (spent.has(workspaceId)) return false;
+    try {
+      await quotas.consume(workspaceId, kind, amount);
+      return true;
+    } catch (err) {
+      if (!(err instanceof DomainError && err.code === "quota_exceeded")) throw err;
+      if (!spent.has(workspaceId)) logger.warn(`${what} over quota`, { workspaceId, quota: kind });
+      spent.add(workspaceId);
+      return false;
+    }
+  };
 }
 
 /**

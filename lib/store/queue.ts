@@ -40,6 +40,8 @@ export const CheckMessage = z.object({
   competitorId: z.string().min(1),
   /** When the check was asked for: a competitor checked since then is not checked again. */
   requestedAt: z.iso.datetime(),
+  /** Times the check was put back because its workspace held all its check slots. */
+  deferrals: z.number().int().nonnegative().optional(),
 });
 export type CheckMessage = z.infer<typeof CheckMessage>;
 

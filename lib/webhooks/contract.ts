@@ -72,7 +72,7 @@ export const createWebhook = createRoute({
   operationId: "createWebhook",
   tags,
   summary: "Register a webhook endpoint",
-  description: `Events are POSTed to \`url\` as Standard Webhooks: a JSON body \`{type, timestamp, data}\` with \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` headers. The answer carries the signing secret, shown only this once: the service keeps it encrypted under its KMS key and never shows it again. A retry with the same \`Idempotency-Key\` (within 24 hours) answers the same body without \`secret\`, even once the endpoint is deleted: a client that lost the first answer deletes the endpoint and registers a new one. The URL must be a public http(s) address (checked again on every delivery). At most ${MAX_ENDPOINTS} endpoints per workspace (409 beyond).`,
+  description: `Events are POSTed to \`url\` as Standard Webhooks: a JSON body \`{type, timestamp, data}\` with \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` headers. The answer carries the signing secret, shown only this once: the service keeps it encrypted under its KMS key and never shows it again. A retry with the same \`Idempotency-Key\` (within 24 hours) answers the same body without \`secret\`, even once the endpoint is deleted: a client that lost the first answer deletes the endpoint and registers a new one. The URL must be a public http(s) address (checked again on every delivery). At most ${MAX_ENDPOINTS} endpoints per workspace (409 \`limit_reached\` beyond, until one is deleted).`,
   request: {
     headers: IdempotencyHeaders,
     query: NoQuery,
@@ -92,7 +92,7 @@ export const createWebhook = createRoute({
     ...idempotencyErrors,
     409: jsonResponse(
       ErrorSchema,
-      "The workspace has as many endpoints as it may (`conflict`), or a request with this `Idempotency-Key` is still being answered (`idempotency_key_in_use`)",
+      "The workspace has as many endpoints as it may (`limit_reached`; `details.cap`, `details.limit`; nothing is created), or a request with this `Idempotency-Key` is still being answered (`idempotency_key_in_use`)",
     ),
     ...commonErrors,
   },

@@ -1,6 +1,7 @@
-import { conflict, notFound } from "../errors.js";
+import { notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
-import { equals, lessThan } from "../store/conditions.js";
+import { Caps, DEFAULT_CAPS } from "../limits/caps.js";
+import { equals } from "../store/conditions.js";
 import { isSealed, type SealedSecret, type SecretBox } from "../store/keys.js";
 import { TTL_ATTRIBUTE } from "../store/schema.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
@@ -22,7 +23,7 @@ import { newSecret } from "./signing.js";
  *   ids sort by time, so the log read backwards is newest event first, its attempts newest first.
  */
 
-export const MAX_ENDPOINTS = 20;
+export const MAX_ENDPOINTS = DEFAULT_CAPS.webhooks;
 /** How long the delivery log keeps an attempt. */
 const LOG_DAYS = 30;
 
@@ -136,27 +137,16 @@ export class WebhookEndpoints {
   }
 
   /**
-   * Registers an endpoint with a new secret, sealed before anything is written; a 409 past
-   * MAX_ENDPOINTS. Answers the secret in plain text, this once.
+   * Registers an endpoint with a new secret, sealed before anything is written; a 409
+   * `limit_reached` past MAX_ENDPOINTS. Answers the secret in plain text, this once.
    */
   async create(workspaceId: string, input: NewEndpoint): Promise<CreatedEndpoint> {
     const pk = wsKey(workspaceId);
     const id = newId("webhook");
     const secret = newSecret();
     const sealedSecret = await this.box().seal(secret, secretContext(workspaceId, id));
-    const counted = await this.table.change(pk, COUNT_KEY, {
-      add: { count: 1 },
-      condition: lessThan("count", MAX_ENDPOINTS),
-      upsert: true,
-    });
-    if (!counted) {
-      throw conflict(
-        `A workspace has at most ${MAX_ENDPOINTS} webhook endpoints; delete one first`,
-        {
-          limit: MAX_ENDPOINTS,
-        },
-      );
-    }
+    // The workspace cap on endpoints (its counter is `COUNT_KEY`): 409 `limit_reached` when full.
+    await new Caps(this.table).take(workspaceId, "webhooks");
     const item: EndpointItem = {
       pk,
       sk: endpointKey(id),

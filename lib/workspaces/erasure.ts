@@ -35,8 +35,6 @@ export interface ErasureDeps {
    * (`s3://<bucket>/search`, the deploy's default): purged with their older versions.
    */
   searchPrefix?: ((workspaceId: string) => string) | undefined;
-  /** Called before each deletion with what it deletes: how a test cuts a run short. */
-  beforeStep?: ((step: string) => void | Promise<void>) | undefined;
 }
 
 /** The bucket prefixes of a workspace's files: sources and snapshots, uploads, export bundles. */
@@ -77,26 +75,21 @@ function checked(workspaceId: string): string {
 export async function eraseWorkspace(deps: ErasureDeps, id: string): Promise<Erased[]> {
   const workspaceId = checked(id);
   const { table, blobs, keys, search } = deps;
-  const before = async (step: string) => deps.beforeStep?.(step);
   const done: Erased[] = [];
 
   let removedKeys = 0;
   for (const key of await keys.keysOf(workspaceId)) {
-    await before(`key ${key.keyId}`);
     if (await keys.deleteKey(key.keyId)) removedKeys++;
   }
   done.push({ step: "API keys", removed: removedKeys });
 
-  await before("competitor sweep entries");
   done.push({
     step: "competitor sweep entries",
     removed: await table.deleteAll(COMPETITOR_INDEX, sweepPrefix(workspaceId)),
   });
 
-  await before("records");
   done.push({ step: "records", removed: await table.deleteAll(wsKey(workspaceId), "") });
 
-  await before("search index");
   const indexed = await search.holdsWorkspace(workspaceId);
   await search.dropWorkspace(workspaceId);
   // The writer lock's lease was an item of the partition while the index was dropped.
@@ -105,11 +98,9 @@ export async function eraseWorkspace(deps: ErasureDeps, id: string): Promise<Era
   done.push({ step: "search index", removed: Math.max(Number(indexed), searchFiles) });
 
   for (const prefix of workspaceBlobPrefixes(workspaceId)) {
-    await before(`files ${prefix}`);
     done.push({ step: `files ${prefix}`, removed: await blobs.purge(prefix) });
   }
 
-  await before("workspace");
   const listed = await keys.isListed(workspaceId);
   await keys.forgetWorkspace(workspaceId);
   done.push({ step: "workspace", removed: Number(listed) });

@@ -62,6 +62,8 @@ describe("the competitor sweep and the checks worker", () => {
       ALLOW_PRIVATE_URLS: "true",
       CHECK_POLITENESS_MS: "0",
       CHECK_CONCURRENCY: "2",
+      // The nightly spread would delay the checks by up to 15 minutes: capacity.test.ts covers it.
+      SWEEP_SPREAD_SECONDS: "0",
     });
     await ensureTable(new DynamoDBClient({}), "sweep-table");
     const stores = createStores(loadConfig());

@@ -145,6 +145,7 @@ export async function seedOneOfEach(
   expect(brand.status).toBe(200);
   const artifact = await seedArtifact(rt, key, "Fixture artifact");
   if (artifact) ids.art_ = [artifact];
+  ids.exp_ = [await created("/api/export", {}, "exportId")];
   await rt.runtime.queues.idle();
   return ids;
 }

@@ -115,6 +115,8 @@ beforeAll(async () => {
     201,
   );
   idsOfA.wh_ = [String(webhook.id)];
+  const exported = await jsonOf(await asA("/api/export", { method: "POST" }), 202);
+  idsOfA.exp_ = [String(exported.exportId)];
   // The fixtures are what the matrix stands on: a crawl page became a source, a change an event.
   expect(sources.map((s) => s.status)).not.toContain("indexing");
   expect(sources.length).toBeGreaterThanOrEqual(2);

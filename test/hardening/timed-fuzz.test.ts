@@ -1,8 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { summarize } from "../../bench/core/stats.js";
+import { apiFunctions, queueWorkers } from "../../functions/manifest.js";
 import { API_CHECK_LIMITS } from "../../lib/competitors/check.js";
 import { DEFAULT_BODY_LIMIT } from "../../lib/http/app.js";
+import { openApiDocument } from "../../lib/http/docs.js";
 import { MAX_ARTIFACT_BYTES } from "../../lib/intel/artifacts/contract.js";
 import type { Site } from "../support/sites.js";
 import {
@@ -37,61 +40,97 @@ import {
   shapeOf,
 } from "./probe.js";
 import { type HardenedProcess, startHardenedProcess } from "./runtime.js";
-import { type ApiRoute, surface } from "./surface.js";
+import { type ApiRoute, idPrefixes, surface } from "./surface.js";
 
 /**
- * A time-bounded fuzz of algorithmic attacks (./attacks.ts) against the local runtime, which runs
- * in a process of its own so that this suite keeps its clock while the service is stalled. Bodies
- * are generated from each route's schema and kept only when its zod schema accepts them, so most
+ * A fuzz of algorithmic attacks (./attacks.ts) against the local runtime, which runs in a process
+ * of its own so that this suite keeps its clock while the service is stalled. Bodies are
+ * generated from each route's schema and kept only when its zod schema accepts them, so most
  * requests are valid and reach their handlers with the attacks in their fields of free text; URL
  * sources, crawls and competitors point at a hostile site on 127.0.0.1 (the private-URL switch is
  * on); files are uploaded as multipart; a few bodies are hostile in shape too. The attacks earlier
  * runs found are sent every run too.
  *
- * Whatever is sent: every request answers within 2 s (a competitor check, which reads a live
- * site, within its documented budget more) and below 500; another client, polling throughout, is
- * answered within 500 ms; every source and crawl created ends `indexed` or `failed` with its error
- * within the deadlines of such work. A request that is slow is sent again once the service is
- * quiet, and only one slow twice fails: CPU contention on a shared machine, or work an earlier
- * request left behind, is not its doing. The fake model runs in this process: model time is not
- * the service's. Each run explores a fresh seed, printed; `FUZZ_SEED=<seed>` replays a run, and
- * FUZZ_STATS=1 prints every request as it is answered.
+ * What is judged holds on any machine, however loaded: every answer is below 500 and well-formed
+ * (the one error body, a status the interface document gives the route), every route's handler is
+ * reached, every source and crawl created ends `indexed`, `completed` or `failed` with its error,
+ * and nothing hangs: no request, and no poll of another client polling throughout, goes without an
+ * answer for HANG_MS, a hang guard far above any normal answer. How fast the answers come is
+ * measured and printed, never judged: speed is `npm run bench`'s. The run is a fixed number of
+ * cases drawn from the seed, every one of them sent, so a slow machine makes it longer, never
+ * smaller. The fake model runs in this process: model time is not the service's. Each run
+ * explores a fresh seed, printed; `FUZZ_SEED=<seed>` replays a run, and FUZZ_STATS=1 prints every
+ * request as it is answered and each route's latencies.
  */
 
 const SEED = fuzzSeed("timed fuzz");
 const ctx = `FUZZ_SEED=${SEED}`;
-/** Longest answer to any request within the documented limits. */
-const ANSWER_MS = 2000;
 /**
- * Routes that read live pages before they answer: their documented budget for it comes on top
- * (crawl time is not what is timed; a check that keeps the CPU busy meanwhile still blocks the
- * other client).
+ * The hang guard: a request with no answer for this long is hung. It is no latency limit. On the
+ * 2-core development machine at load averages of 5 to 20 the median answer took tens of
+ * milliseconds, every route but one answered within 2 s, and the slowest, a competitor
+ * check reading a live site, within 2 to 7 s (and it gets its reading budget on top): only a
+ * service that stopped answering (an event loop stuck in a request's work, a handler that never
+ * answers) reaches it, however slow the machine.
+ */
+const HANG_MS = 15_000;
+/**
+ * Routes that read live pages before they answer: their documented budget for reading comes on
+ * top of the hang guard (a check stops reading after it by its own deadline).
  */
 const READING_MS: Record<string, number> = {
   "POST /api/intel/competitors/{id}/check": API_CHECK_LIMITS.budgetMs,
 };
+const hangGuardOf = (route: ApiRoute) => HANG_MS + (READING_MS[route.label] ?? 0);
+/**
+ * Work on sources and crawls that changed nothing for this long is stuck: every step of it has a
+ * deadline of its own (30 s in the sandbox), and a delivery of the queues that work goes through
+ * is over by its worker's timeout at the latest (the Lambda's, which the local queues enforce).
+ * A hang guard too: no state of work is expected to stay unchanged for anything like it.
+ */
+const STUCK_MS =
+  Math.max(
+    ...queueWorkers
+      .filter((worker) => ["index", "crawl", "uploads"].includes(worker.queue))
+      .map((worker) => worker.timeoutSeconds * 1000),
+  ) + HANG_MS;
+/**
+ * How long each created source or crawl is watched before the next request, so the run does not
+ * pile work up; what is still indexing then is checked at the end. Pacing, not a verdict.
+ */
+const WATCH_MS = 10_000;
+/**
+ * Hang guards of the hooks and the last test: the run's length follows the machine's speed (a
+ * minute or two on the 2-core development machine, longer the more it is loaded) and nothing
+ * judges it; these only stop a run that never ends. The setup waits for one source (STUCK_MS at
+ * most) and a cold search; the end waits while work moves.
+ */
+const SETUP_GUARD_MS = 2 * STUCK_MS + 60_000;
+const RUN_GUARD_MS = 20 * 60_000;
+const END_GUARD_MS = 10 * 60_000;
 /** The documented body limits: JSON bodies, and the routes that take less. */
 const bodyLimitOf = (route: ApiRoute) =>
   route.label === "POST /api/artifacts" ? MAX_ARTIFACT_BYTES : DEFAULT_BODY_LIMIT;
-/** Longest wait of the other client. */
-const BYSTANDER_MS = 500;
-/**
- * Time for a source or a crawl to end `indexed`, `completed` or `failed`: the longest deadline of
- * work on untrusted content (a file's 30 s in the sandbox), and time to queue and fetch it.
- */
-const SETTLE_MS = 40_000;
-/** How long each request's work is watched before the next request; the rest is checked at the end. */
-const WATCH_MS = 10_000;
-/** How long the service may stay silent or busy before it is taken as stalled: nothing more is sent. */
-const GIVE_UP_MS = 10_000;
-/**
- * Time for exploring: random cases past it are left out (and listed), so a run that meets many
- * slow but bounded inputs still ends; what was found before and the deletions are always sent.
- */
-const EXPLORE_MS = 45_000;
 /** Valid requests per route: the attacks' ways in, and routes that work on what they left, get more. */
 const runsOf = (route: ApiRoute) =>
   route.multipart ? 5 : route.body || route.method === "POST" ? 2 : 1;
+
+/**
+ * The statuses the interface document gives each route; none for the routes it leaves out (the
+ * console, the API reference viewer), whose answers are only held to the rest.
+ */
+const documented: Map<string, number[]> = (() => {
+  const routes = apiFunctions.flatMap((fn) => fn.routes);
+  const doc = openApiDocument(routes) as unknown as {
+    paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+  };
+  return new Map(
+    routes.map((route) => [
+      `${route.method.toUpperCase()} ${route.path}`,
+      Object.keys(doc.paths[route.path]?.[route.method]?.responses ?? {}).map(Number),
+    ]),
+  );
+})();
 
 let service: HardenedProcess;
 let sites: Site[] = [];
@@ -105,43 +144,50 @@ const origins = new Map<string, string>();
 /** The sources and crawls the run created, as the paths that read them. */
 const created: string[] = [];
 const outcomes: Outcome[] = [];
-/** Requests slow once but in time when sent again: contention, or an earlier request's work. */
-const slowOnce: string[] = [];
+/** The cases the schedule holds, by kind: every one of them is to be sent. */
+const planned = { explored: 0, found: 0, deletions: 0 };
 let stalledAfter: string | undefined;
-const notSent: string[] = [];
-const leftOut: string[] = [];
+/** Cases left unsent once the service stopped answering. */
+let notSent = 0;
 
 interface Outcome {
   route: ApiRoute;
   /** Whether the request was valid-shaped (as opposed to hostile in shape too). */
   valid: boolean;
+  /** Drawn at random from the seed (as opposed to found before, or a deletion). */
+  explored: boolean;
   label: string;
   status: number | undefined;
   /** The error body's code and message, for an answer of 400 or above. */
   error?: string;
+  /** Time to the answer, or to giving up on it: reported, never judged. */
   ms: number;
-  /** What is wrong with the answer itself (a 5xx, a malformed error, a silent failure). */
+  /** What is wrong with the answer itself (a 5xx, a malformed error, an undocumented status, a hang). */
   problems: string[];
-  /** An answer past its time. */
-  late: string[];
-  /** The other client's slow or missing answers meanwhile. */
-  blocked: string[];
+  /** What the other client met meanwhile: polls without an answer, or with a failure. */
+  otherClient: string[];
+  /** The other client's longest wait meanwhile: reported, never judged. */
+  otherMaxMs: number;
 }
 
 interface Poll {
   /** When it was sent. */
   at: number;
   ms: number;
-  answered: boolean;
+  /** Its status; undefined when it got no answer (none within HANG_MS, or the connection failed). */
+  status: number | undefined;
+  failure?: string;
 }
 
-const inTime = (poll: Poll) => poll.answered && poll.ms <= BYSTANDER_MS;
-
 interface Bystander {
-  /** Polls sent since `since` that were slow or got no answer. */
-  slowSince(since: number): Poll[];
-  /** Waits for two polls sent from now on to answer in time; false after GIVE_UP_MS without. */
-  quiet(): Promise<boolean>;
+  /** Polls sent since `since`. */
+  since(since: number): Poll[];
+  /**
+   * Waits for a poll sent from now on to be answered: true when one is, false when one gets no
+   * answer (it waited its hang guard, or the service is gone). Bounded by construction: each poll
+   * ends within HANG_MS, so this is over within two of them.
+   */
+  answers(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -152,29 +198,35 @@ function startBystander(url: string, key: string): Bystander {
   const loop = (async () => {
     while (running) {
       const at = performance.now();
-      const answered = await send(url, {
+      const signal = AbortSignal.timeout(HANG_MS);
+      const poll = await send(url, {
         method: "GET",
         path: "/api/knowledge?limit=1",
         key,
-        signal: AbortSignal.timeout(ANSWER_MS),
+        signal,
       }).then(
-        (answer) => answer.status === 200,
-        () => false,
+        (answer): Omit<Poll, "at" | "ms"> => ({ status: answer.status }),
+        (err: NodeJS.ErrnoException): Omit<Poll, "at" | "ms"> => ({
+          status: undefined,
+          failure: signal.aborted
+            ? `hung: no answer within ${HANG_MS / 1000} s (the hang guard)`
+            : `no answer (${err.code ?? err.name})`,
+        }),
       );
-      polls.push({ at, ms: Math.round(performance.now() - at), answered });
+      polls.push({ at, ms: Math.round(performance.now() - at), ...poll });
       await sleep(50);
     }
   })();
   return {
-    slowSince: (since) => polls.filter((poll) => poll.at >= since && !inTime(poll)),
-    async quiet() {
+    since: (since) => polls.filter((poll) => poll.at >= since),
+    async answers() {
       const since = performance.now();
-      while (performance.now() - since < GIVE_UP_MS) {
-        const recent = polls.filter((poll) => poll.at >= since).slice(-2);
-        if (recent.length === 2 && recent.every(inTime)) return true;
+      for (;;) {
+        const first = polls.find((poll) => poll.at >= since);
+        if (first) return first.status !== undefined;
+        if (!running || service.ended()) return false;
         await sleep(50);
       }
-      return false;
     },
     async stop() {
       running = false;
@@ -183,9 +235,9 @@ function startBystander(url: string, key: string): Bystander {
   };
 }
 
-/** A request with the time limit; undefined when it got no answer in time. */
-async function timed(request: RawRequest): Promise<Answer | undefined> {
-  return send(service.url, { ...request, signal: AbortSignal.timeout(ANSWER_MS) }).catch(
+/** A request with the hang guard; undefined when it got no answer. */
+async function guarded(request: RawRequest): Promise<Answer | undefined> {
+  return send(service.url, { ...request, signal: AbortSignal.timeout(HANG_MS) }).catch(
     () => undefined,
   );
 }
@@ -204,21 +256,20 @@ const errorOf = (answer: Answer): string => {
   return `${error?.code ?? ""}: ${String(error?.message ?? "").slice(0, 300)}`;
 };
 
+type Ending = "settled" | "failed without an error" | "indexing" | "no answer";
+
 /**
- * Waits for a source or crawl to end `indexed`, `completed` or `failed`, and says how it ended
- * (`indexing` when it did not, or when the service stopped answering).
+ * Watches a source or crawl for up to `within` ms; how it ended: `settled` (`indexed`,
+ * `completed`, `failed` with its error, or gone), `indexing` when it had not yet, `no answer` when
+ * the service left a read of it unanswered for HANG_MS.
  */
-async function settle(
-  path: string,
-  within = SETTLE_MS,
-): Promise<"settled" | "failed without an error" | "indexing"> {
+async function settle(path: string, within: number): Promise<Ending> {
   const deadline = performance.now() + within;
-  let answered = performance.now();
-  while (performance.now() < deadline && performance.now() - answered < GIVE_UP_MS) {
-    const answer = await timed({ method: "GET", path, key: service.key });
-    if (answer) answered = performance.now();
+  while (performance.now() < deadline) {
+    const answer = await guarded({ method: "GET", path, key: service.key });
+    if (!answer) return "no answer";
     const body = asJson(answer);
-    if (answer?.status === 404) return "settled";
+    if (answer.status === 404) return "settled";
     if (body && body.status !== "indexing") {
       return body.status === "failed" && !(body.last_error ?? body.lastError)
         ? "failed without an error"
@@ -229,11 +280,14 @@ async function settle(
   return "indexing";
 }
 
-/** Remembers the ids an answer names (`id`, `crawlId`); the path to settle, for new work. */
+/**
+ * Remembers the ids an answer names (`id`, `crawlId`, `exportId`); the path to settle, for new
+ * work.
+ */
 function track(answer: Answer, request: RawRequest): string | undefined {
   const body = asJson(answer);
   if (answer.status >= 300 || !body) return undefined;
-  for (const value of [body.id, body.crawlId]) {
+  for (const value of [body.id, body.crawlId, body.exportId]) {
     const prefix = typeof value === "string" ? /^[a-z]+_/.exec(value)?.[0] : undefined;
     if (prefix && typeof value === "string" && !known[prefix]?.includes(value)) {
       known[prefix] = [...(known[prefix] ?? []), value];
@@ -245,17 +299,25 @@ function track(answer: Answer, request: RawRequest): string | undefined {
   return typeof body.id === "string" ? `/api/knowledge/${body.id}` : undefined;
 }
 
-/** What is wrong with an answer: a 5xx, a malformed error, a leak. */
-function answerProblems(answer: Answer): string[] {
+/** What is wrong with an answer: a 5xx, a malformed error, a leak, a status the document does not give. */
+function answerProblems(route: ApiRoute, answer: Answer): string[] {
+  const problems: string[] = [];
   // The fake model answers the smallest instance of a schema, which some modules refuse as
-  // llm_error: that 502 is about the model, not the service.
-  if (answer.status === 502 && answer.text.includes('"llm_error"')) return [];
-  try {
-    expectWellFormed("the answer", answer);
-    return [];
-  } catch (err) {
-    return [(err as Error).message.split("\n")[0] ?? ""];
+  // llm_error: that 502 is about the model, not the service (and documented where it may come).
+  if (!(answer.status === 502 && answer.text.includes('"llm_error"'))) {
+    try {
+      expectWellFormed(route.label, answer);
+    } catch (err) {
+      problems.push((err as Error).message.split("\n")[0] ?? "");
+    }
   }
+  const statuses = documented.get(route.label) ?? [];
+  if (statuses.length > 0 && !statuses.includes(answer.status)) {
+    problems.push(
+      `status ${answer.status} is not one the document gives ${route.label} (${statuses.join(", ")}): ${answer.text.slice(0, 200)}`,
+    );
+  }
+  return problems;
 }
 
 /**
@@ -274,8 +336,12 @@ interface Case {
   body: HostileBody;
 }
 
-/** Sends a case, waits for its work to settle and the service to be quiet again; what happened. */
-async function attempt(c: Case): Promise<Outcome> {
+/**
+ * Sends a case, watches the work it created for a while, and waits for the service to answer the
+ * other client again; what happened. Sent once: nothing here depends on how fast the answer came,
+ * so there is no slowness to forgive.
+ */
+async function run(c: Case): Promise<Outcome> {
   const ids = Object.fromEntries(
     c.route.params.map((p) => {
       const choice = c.params[p.name] ?? { value: "x" };
@@ -290,74 +356,46 @@ async function attempt(c: Case): Promise<Outcome> {
     return origin ? [` [${value} made by ${origin}]`] : [];
   });
   const label = `${describeRequest(request)}${made.join("")}`;
-  const limit = ANSWER_MS + (READING_MS[c.route.label] ?? 0);
+  const guard = hangGuardOf(c.route);
   const started = performance.now();
   let failure = "";
-  const answer = await send(service.url, { ...request, signal: AbortSignal.timeout(limit) }).catch(
+  const signal = AbortSignal.timeout(guard);
+  const answer = await send(service.url, { ...request, signal }).catch(
     (err: NodeJS.ErrnoException) => {
-      failure = err.name === "TimeoutError" ? "" : ` (${err.code ?? err.name}: ${err.message})`;
+      failure = signal.aborted
+        ? `hung: no answer within ${guard / 1000} s (the hang guard)`
+        : `no answer (${err.code ?? err.name}: ${err.message})`;
       return undefined;
     },
   );
   const ms = Math.round(performance.now() - started);
-  const problems = answer ? answerProblems(answer) : [];
-  const late = answer ? [] : [`no answer within ${limit} ms${failure}`];
-  if (answer && ms > limit) late.push(`answered after ${ms} ms`);
+  const problems = answer ? answerProblems(c.route, answer) : [failure];
   const work = answer ? track(answer, request) : undefined;
   if (work) {
     created.push(work);
-    // Watched for a while, so what it does to the other client is put down to it; work that
+    // Watched for a while, so work does not pile up from one request to the next; work that
     // takes longer is checked at the end.
     if ((await settle(work, WATCH_MS)) === "failed without an error") {
       problems.push(`${work} failed without an error`);
     }
   }
-  if (service.ended() || !(await bystander.quiet())) stalledAfter ??= label;
-  const waits = bystander.slowSince(started);
-  const blocked =
-    waits.length > 0
-      ? [
-          `the other client waited up to ${Math.max(...waits.map((w) => w.ms))} ms` +
-            ` (${waits.filter((w) => !w.answered).length} of ${waits.length} slow polls unanswered)`,
-        ]
-      : [];
+  if (service.ended() || !(await bystander.answers())) stalledAfter ??= label;
+  const polls = bystander.since(started);
+  const otherClient = polls
+    .filter((poll) => poll.status !== 200)
+    .map((poll) => poll.failure ?? `answered ${poll.status} after ${poll.ms} ms`);
   return {
     route: c.route,
     valid: c.valid,
+    explored: c.explored,
     label,
     status: answer?.status,
     ...(answer && answer.status >= 400 ? { error: errorOf(answer) } : {}),
     ms,
     problems,
-    late,
-    blocked,
+    otherClient,
+    otherMaxMs: Math.max(0, ...polls.map((poll) => poll.ms)),
   };
-}
-
-const isSlow = (o: Outcome) => o.late.length + o.blocked.length > 0;
-
-/**
- * A case, sent again when it was slow: only a request slow twice, each time from a quiet service,
- * is slow by its own doing (and not by CPU contention, or by work an earlier request left).
- */
-async function run(c: Case): Promise<Outcome> {
-  const first = await attempt(c);
-  if (!isSlow(first) || stalledAfter) return first;
-  const again = await attempt(c);
-  if (isSlow(again)) {
-    const twice = (first: string[], again: string[]) => [
-      ...first,
-      ...again.map((what) => `again: ${what}`),
-    ];
-    return {
-      ...first,
-      late: twice(first.late, again.late),
-      blocked: twice(first.blocked, again.blocked),
-    };
-  }
-  slowOnce.push(`${first.label}: ${[...first.late, ...first.blocked].join("; ")}`);
-  // The answer judged is the one in time; what was wrong with the first still counts.
-  return { ...again, problems: [...first.problems, ...again.problems] };
 }
 
 /** Where the attacks go: free text everywhere, hostile pages behind every URL. */
@@ -436,13 +474,18 @@ const uploadForm = (source: ContentSource): fc.Arbitrary<HostileBody> =>
 function validBody(route: ApiRoute, source: ContentSource, branch: number | undefined) {
   const options: Array<fc.Arbitrary<HostileBody>> = [];
   if (route.body) {
+    // A route that takes less than the JSON limit (an artifact: 256 KB over a hundred or so
+    // strings) gets its strings cut to a share of its limit, so most bodies drawn fit it: uncut,
+    // 99 in 100 were over it and drawing the few that fit took most of the schedule's time.
+    const limit = bodyLimitOf(route);
+    const fitted =
+      limit < DEFAULT_BODY_LIMIT
+        ? { ...source, strings: source.strings.map((s) => s.slice(0, Math.floor(limit / 128))) }
+        : source;
     options.push(
-      hostileContent(route.body, source, branch)
+      hostileContent(route.body, fitted, branch)
         .map(toJsonText)
-        .filter(
-          (text) =>
-            Buffer.byteLength(text) <= bodyLimitOf(route) && route.accepts(JSON.parse(text)),
-        )
+        .filter((text) => Buffer.byteLength(text) <= limit && route.accepts(JSON.parse(text)))
         .map((text): HostileBody => ({ kind: "valid", text, contentType: "application/json" })),
     );
   }
@@ -517,7 +560,13 @@ function found(): Case[] {
   ];
 }
 
-/** The run: every route in a seeded order, then what was found before, deletions last. */
+/** Cases per route: its valid requests, and one hostile in shape when it takes a body. */
+const casesOf = (route: ApiRoute) => runsOf(route) + (route.body ? 1 : 0);
+
+/**
+ * The run: a fixed number of cases drawn from the seed (casesOf each route) in a seeded order,
+ * then what was found before, deletions last. Every one is sent, however long it takes.
+ */
 function schedule(): Case[] {
   const source = contentSource();
   const cases = surface.flatMap((route, i) => [
@@ -528,7 +577,15 @@ function schedule(): Case[] {
     fc.shuffledSubarray(cases, { minLength: cases.length, maxLength: cases.length }),
     { seed: SEED, numRuns: 1 },
   );
-  return [...order.filter((c) => c.explored), ...found(), ...order.filter((c) => !c.explored)];
+  const explored = order.filter((c) => c.explored);
+  const deletions = order.filter((c) => !c.explored);
+  const before = found();
+  Object.assign(planned, {
+    explored: explored.length,
+    found: before.length,
+    deletions: deletions.length,
+  });
+  return [...explored, ...before, ...deletions];
 }
 
 interface Source {
@@ -545,17 +602,94 @@ async function allSources(): Promise<Source[]> {
   let cursor: unknown = null;
   do {
     const query = cursor ? `&cursor=${encodeURIComponent(String(cursor))}` : "";
-    const answer = await timed({
+    const answer = await guarded({
       method: "GET",
       path: `/api/knowledge?limit=100${query}`,
       key: service.key,
     });
     const page = asJson(answer);
-    if (!page) throw new Error(`the source list did not answer within ${ANSWER_MS} ms (${ctx})`);
+    if (!page) {
+      throw new Error(
+        `the source list hung: no answer within ${HANG_MS} ms (the hang guard; ${ctx})`,
+      );
+    }
     sources.push(...(page.sources as Source[]));
     cursor = page.nextCursor;
   } while (cursor);
   return sources;
+}
+
+/** A crawl the run created, as it stands: whether it ended, and what would show it moving. */
+interface CrawlState {
+  path: string;
+  ended: boolean;
+  failedWithoutError: boolean;
+  /** Its status and page counts: a change in them is progress. */
+  state: string;
+}
+
+async function crawlState(path: string): Promise<CrawlState> {
+  const answer = await guarded({ method: "GET", path, key: service.key });
+  const body = asJson(answer);
+  if (!answer) return { path, ended: false, failedWithoutError: false, state: "no answer" };
+  if (answer.status === 404 || !body) {
+    return { path, ended: true, failedWithoutError: false, state: String(answer.status) };
+  }
+  const counts = [body.pagesDiscovered, body.pagesIndexed, body.pagesFailed, body.pagesSkipped];
+  return {
+    path,
+    ended: body.status !== "indexing",
+    failedWithoutError: body.status === "failed" && !body.lastError,
+    state: `${body.status} ${counts.join("/")}`,
+  };
+}
+
+/** Every source of the workspace and every crawl the run created, as they stand. */
+async function workNow(): Promise<{ sources: Source[]; crawls: CrawlState[] }> {
+  const sources = await allSources();
+  const crawls = await Promise.all(
+    created.filter((path) => path.includes("/crawl/")).map(crawlState),
+  );
+  return { sources, crawls };
+}
+
+const ms = (value: number) =>
+  value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`;
+const spread = (samples: number[]) => {
+  const s = summarize(samples);
+  return s.n === 0 ? "none" : `p50 ${ms(s.median)}, p95 ${ms(s.p95)}, max ${ms(s.max)} (n ${s.n})`;
+};
+
+/**
+ * What the run sent and how fast the answers came, printed and never judged: a figure worth
+ * keeping belongs to `npm run bench`. One line always; each route's latencies with FUZZ_STATS=1.
+ */
+function report(scheduleMs: number, runMs: number, runStarted: number): void {
+  const sent = (explored: boolean) => outcomes.filter((o) => o.explored === explored).length;
+  const byRoute = new Map<string, number[]>();
+  for (const o of outcomes) {
+    if (o.status !== undefined)
+      byRoute.set(o.route.label, [...(byRoute.get(o.route.label) ?? []), o.ms]);
+  }
+  const routes = [...byRoute]
+    .map(([label, samples]) => ({ label, samples, p95: summarize(samples).p95 }))
+    .sort((a, b) => b.p95 - a.p95);
+  const polls = bystander.since(runStarted).filter((poll) => poll.status !== undefined);
+  console.info(
+    `timed fuzz ${ctx}: sent ${sent(true)} of ${planned.explored} explored cases and ` +
+      `${sent(false)} of ${planned.found + planned.deletions} found before or deleting ` +
+      `(schedule built in ${ms(scheduleMs)}, run ${ms(runMs)}). Measured, not judged: ` +
+      `answers ${spread(outcomes.filter((o) => o.status !== undefined).map((o) => o.ms))}, ` +
+      `slowest route by p95 ${routes[0]?.label ?? "none"} (${spread(routes[0]?.samples ?? [])}); ` +
+      `the other client ${spread(polls.map((poll) => poll.ms))}.`,
+  );
+  if (process.env.FUZZ_STATS) {
+    console.info(
+      `${ctx}: latency per route, slowest p95 first:\n${routes
+        .map(({ label, samples }) => `  ${label}: ${spread(samples)}`)
+        .join("\n")}`,
+    );
+  }
 }
 
 beforeAll(async () => {
@@ -570,7 +704,7 @@ beforeAll(async () => {
   });
   for (const [prefix, ids] of Object.entries(service.ids)) known[prefix] = [...ids];
   // A knowledge base that gives search work: a megabyte of distinct words under four stems,
-  // indexed, and a first search that builds the index (a cold start is not what is timed).
+  // indexed, and a first search that builds the index (a cold start is not what is measured).
   const text = JSON.stringify({ text: vocabulary(990_000), name: "Vocabulary" });
   const headers = { "content-type": "application/json" };
   const added = await send(service.url, {
@@ -581,7 +715,7 @@ beforeAll(async () => {
     body: text,
   });
   expect(added.status, added.text).toBe(200);
-  expect(await settle(`/api/knowledge/${String(asJson(added)?.id)}`)).toBe("settled");
+  expect(await settle(`/api/knowledge/${String(asJson(added)?.id)}`, STUCK_MS)).toBe("settled");
   const warm = await send(service.url, {
     method: "POST",
     path: "/api/knowledge/search",
@@ -590,9 +724,15 @@ beforeAll(async () => {
     body: JSON.stringify({ query: STEMS.join(" ") }),
   });
   expect(warm.status, warm.text).toBe(200);
+  // A route on an id kind nothing was made of can only answer 404, its handler unreached: the
+  // fixtures (`seedOneOfEach`) make one of every kind the paths name.
+  expect(
+    idPrefixes().filter((prefix) => !known[prefix]?.length),
+    "id kinds the paths name that the fixtures made none of",
+  ).toEqual([]);
   bystander = startBystander(service.url, service.otherKey);
-  expect(await bystander.quiet(), "the service is quiet before the run").toBe(true);
-}, 90_000);
+  expect(await bystander.answers(), "the service answers another client before the run").toBe(true);
+}, SETUP_GUARD_MS);
 
 afterAll(async () => {
   await bystander?.stop();
@@ -603,56 +743,83 @@ afterAll(async () => {
 /**
  * The run: every case of the schedule sent, its outcome kept. Each test below judges one side of
  * what the run did, so the run is a hook of their own (`-t` with any one of them runs it too).
+ * The schedule is built before any clock starts, and no clock decides what is sent: only a
+ * service that stopped answering (the hang guard) stops the run.
  */
 async function fuzz(): Promise<void> {
-  const started = performance.now();
-  for (const c of schedule()) {
+  const building = performance.now();
+  const cases = schedule();
+  const runStarted = performance.now();
+  for (const c of cases) {
     if (stalledAfter) {
-      notSent.push(c.route.label);
-      continue;
-    }
-    if (c.explored && performance.now() - started > EXPLORE_MS) {
-      leftOut.push(c.route.label);
+      notSent++;
       continue;
     }
     const outcome = await run(c);
-    if (process.env.FUZZ_STATS) console.info(outcome.status, `${outcome.ms} ms`, outcome.label);
+    if (process.env.FUZZ_STATS) {
+      console.info(
+        outcome.status ?? "no answer",
+        `${outcome.ms} ms (the other client's longest wait ${outcome.otherMaxMs} ms)`,
+        outcome.label,
+      );
+    }
     outcomes.push(outcome);
   }
-  if (slowOnce.length > 0) console.info(`${ctx}: slow once, in time again:`, slowOnce);
-  if (leftOut.length > 0) console.info(`${ctx}: left out after ${EXPLORE_MS / 1000} s:`, leftOut);
+  report(runStarted - building, performance.now() - runStarted, runStarted);
 }
 
-describe("a time-bounded fuzz of algorithmic attacks", () => {
+describe("a fuzz of algorithmic attacks, judged by what holds on any machine", () => {
   beforeAll(async () => {
     await fuzz();
     expect(outcomes.length, `${ctx}: the run sent nothing`).toBeGreaterThan(0);
-  }, 300_000);
+  }, RUN_GUARD_MS);
 
-  it("answers every request within 2 s and below 500", () => {
+  it("answers every request below 500 and well-formed, and leaves none without an answer", () => {
     const failures = outcomes
-      .filter((o) => o.problems.length + o.late.length > 0)
-      .map((o) => {
-        const what = [...o.problems, ...o.late];
-        return `${o.label} -> ${o.status ?? "no answer"} in ${o.ms} ms: ${what.join("; ")}`;
-      });
+      .filter((o) => o.problems.length > 0)
+      .map(
+        (o) =>
+          `${o.label} -> ${o.status ?? "no answer"} after ${o.ms} ms: ${o.problems.join("; ")}`,
+      );
     if (stalledAfter) {
       const ended = service.ended();
       failures.push(
         ended
           ? `the runtime process ended (${ended}) after ${stalledAfter}`
-          : `the service stayed busy or silent for ${GIVE_UP_MS / 1000} s after ${stalledAfter}`,
+          : `the service left another client without an answer for ${HANG_MS / 1000} s (the hang guard) after ${stalledAfter}`,
       );
     }
-    if (notSent.length > 0) failures.push(`not sent: ${notSent.join(", ")}`);
     expect(failures, ctx).toEqual([]);
   });
 
-  it("keeps answering another client within 500 ms the whole time", () => {
+  it("never leaves another client, polling throughout, without an answer", () => {
     const report = outcomes
-      .filter((o) => o.blocked.length > 0)
-      .map((o) => `during ${o.label}: ${o.blocked.join("; ")}`);
+      .filter((o) => o.otherClient.length > 0)
+      .map((o) => `during ${o.label}: ${o.otherClient.join("; ")}`);
     expect(report, ctx).toEqual([]);
+  });
+
+  it("sends every case it planned, so a slow machine makes the run longer, never smaller", () => {
+    const fromSurface = surface
+      .filter((route) => route.method !== "DELETE")
+      .reduce((n, route) => n + casesOf(route), 0);
+    expect(planned.explored, `${ctx}: explored cases in the schedule`).toBe(fromSurface);
+    expect(
+      {
+        explored: outcomes.filter((o) => o.explored).length,
+        others: outcomes.filter((o) => !o.explored).length,
+        notSent,
+        unexercised: surface
+          .filter((route) => !outcomes.some((o) => o.route === route))
+          .map((route) => route.label),
+      },
+      ctx,
+    ).toEqual({
+      explored: planned.explored,
+      others: planned.found + planned.deletions,
+      notSent: 0,
+      unexercised: [],
+    });
   });
 
   it("reaches every handler: valid requests are accepted", () => {
@@ -668,8 +835,9 @@ describe("a time-bounded fuzz of algorithmic attacks", () => {
       o.status === 415 ||
       o.status === 502 ||
       (o.status === 400 && o.error?.includes("is needed and cannot be derived") === true);
+    // Every route of the surface, each with at least one valid request: a route never sent one
+    // is unreached too.
     const unreached = surface
-      .filter((route) => valid.some((o) => o.route === route))
       .filter((route) => !valid.some((o) => o.route === route && reached(o)))
       .map((route) => ({
         route: route.label,
@@ -684,34 +852,47 @@ describe("a time-bounded fuzz of algorithmic attacks", () => {
     expect(refused.length / valid.length, `${ctx}: ${refused.join("\n")}`).toBeLessThan(0.2);
   });
 
-  it("leaves nothing indexing: every source and crawl ends, failed ones with their error", async () => {
-    const deadline = performance.now() + SETTLE_MS;
-    let sources = await allSources();
-    while (sources.some((s) => s.status === "indexing") && performance.now() < deadline) {
-      await sleep(250);
-      sources = await allSources();
-    }
-    const named = (s: Source) =>
-      `${s.id} (${s.type}) ${origins.get(s.id) ?? shapeOf(s.source_url_or_path ?? s.name, 120)}`;
-    expect(
-      {
-        indexing: sources.filter((s) => s.status === "indexing").map(named),
-        failedWithoutError: sources
-          .filter((s) => s.status === "failed" && !s.last_error)
-          .map(named),
-      },
-      ctx,
-    ).toEqual({ indexing: [], failedWithoutError: [] });
-    const crawls = created.filter((path) => path.includes("/crawl/"));
-    const ended = await Promise.all(
-      crawls.map(
-        async (path) =>
-          `${path} ${await settle(path)} [${origins.get(path.split("/").at(-1) ?? "")}]`,
-      ),
-    );
-    expect(
-      ended.filter((line) => !line.includes(" settled [")),
-      ctx,
-    ).toEqual([]);
-  });
+  it(
+    "leaves nothing indexing: every source and crawl ends, failed ones with their error",
+    async () => {
+      // Waits while work moves: it fails only on work that changed nothing for STUCK_MS.
+      let work = await workNow();
+      const signature = () =>
+        JSON.stringify([
+          work.sources.map((s) => `${s.id} ${s.status}`).sort(),
+          work.crawls.map((c) => `${c.path} ${c.state}`),
+        ]);
+      const busy = () =>
+        work.sources.some((s) => s.status === "indexing") || work.crawls.some((c) => !c.ended);
+      let last = signature();
+      let moved = performance.now();
+      while (busy() && performance.now() - moved < STUCK_MS) {
+        await sleep(250);
+        work = await workNow();
+        const now = signature();
+        if (now !== last) [last, moved] = [now, performance.now()];
+      }
+      const named = (s: Source) =>
+        `${s.id} (${s.type}) ${origins.get(s.id) ?? shapeOf(s.source_url_or_path ?? s.name, 120)}`;
+      const crawlNamed = (c: CrawlState) =>
+        `${c.path} ${c.state} [${origins.get(c.path.split("/").at(-1) ?? "")}]`;
+      expect(
+        {
+          indexing: work.sources.filter((s) => s.status === "indexing").map(named),
+          failedWithoutError: work.sources
+            .filter((s) => s.status === "failed" && !s.last_error)
+            .map(named),
+          crawlsRunning: work.crawls.filter((c) => !c.ended).map(crawlNamed),
+          crawlsFailedWithoutError: work.crawls.filter((c) => c.failedWithoutError).map(crawlNamed),
+        },
+        `${ctx}: work that changed nothing for ${STUCK_MS / 1000} s is stuck`,
+      ).toEqual({
+        indexing: [],
+        failedWithoutError: [],
+        crawlsRunning: [],
+        crawlsFailedWithoutError: [],
+      });
+    },
+    END_GUARD_MS,
+  );
 });

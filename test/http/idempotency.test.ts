@@ -206,6 +206,7 @@ describe("the create routes", () => {
     );
     expect(withKey.sort()).toEqual([
       "POST /api/artifacts",
+      "POST /api/export",
       "POST /api/intel/competitors",
       "POST /api/knowledge",
       "POST /api/knowledge/crawl",

@@ -543,6 +543,21 @@ describe("every answer matches the schema /openapi.json documents for its status
     expect((await call("DELETE", "/api/webhooks/{id}", { params })).status).toBe(204);
   });
 
+  drive("exports: started, watched until ready, then downloaded", async () => {
+    const started = await call<{ exportId: string; status: string }>("POST", "/api/export");
+    expect(started.status).toBe(202);
+    const params = { exportId: started.body.exportId };
+    const ready = await until<{ status: string; download: { url: string } | null }>(
+      "GET",
+      "/api/export/{exportId}",
+      { params },
+      (a) => a.body.status === "ready",
+    );
+    const bundle = await fetch(ready.body.download?.url ?? "");
+    expect(bundle.status).toBe(200);
+    expect((await bundle.text()).trimEnd().split("\n").at(-1)).toContain('"kind":"end"');
+  });
+
   drive("errors: no key, unknown ids and invalid requests, on every operation", async () => {
     const unknown: Record<string, string> = {
       id: "x_01J0000000000000000000ZZZZ",
@@ -567,6 +582,10 @@ describe("every answer matches the schema /openapi.json documents for its status
     ]) {
       expect((await call("GET", path, { params: { id: unknown.id ?? "" } })).status).toBe(404);
     }
+    const exportId = "exp_01J0000000000000000000ZZZZ";
+    expect((await call("GET", "/api/export/{exportId}", { params: { exportId } })).status).toBe(
+      404,
+    );
     expect(
       (await call("POST", "/api/intel/{module}", { params: { module: "swot" }, json: {} })).status,
     ).toBe(404);

@@ -38,6 +38,7 @@ async function tracked(name: string, modelCalls = 100) {
     model_calls: modelCalls,
     competitor_checks: 1,
     exports: 1,
+    reindexes: 1,
   });
   const briefWriter = modelBriefWriter({ llm: llmFor(fake).chat, brands, quotas });
   const services = servicesFor(world.aws, world.site, { briefWriter });

@@ -510,6 +510,7 @@ describe("refusals", () => {
       model_calls: 1,
       competitor_checks: 1,
       exports: 1,
+      reindexes: 1,
     });
     const limited = intelApp({ quotas });
     const ws = await intel.workspace("Limited");

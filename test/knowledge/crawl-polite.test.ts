@@ -7,6 +7,7 @@ import { SafeFetcher } from "../../lib/web/fetch.js";
 import { PoliteSession } from "../../lib/web/session.js";
 import { sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import { htmlPage, prose, type Site, startSite } from "../support/sites.js";
+import { asWorker } from "../support/workers.js";
 
 /**
  * A crawl is polite and patient at once (issue 17): transient failures (429, 5xx) are retried
@@ -61,8 +62,10 @@ beforeAll(async () => {
   });
   const processor = new BatchProcessor(EventType.SQS);
   const record = recordHandler(CrawlMessage, (m, d) => crawler.handle(m, d), 3);
-  aws.queues.consume("crawl-polite", (event, context) =>
-    processPartialResponse(event, record, processor, { context }),
+  aws.queues.consume(
+    "crawl-polite",
+    (event, context) => processPartialResponse(event, record, processor, { context }),
+    asWorker("crawl-worker"),
   );
 });
 afterAll(() => Promise.all([aws.close(), site.close()]));

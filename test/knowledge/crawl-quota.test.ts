@@ -64,6 +64,7 @@ beforeAll(async () => {
     model_calls: 0,
     competitor_checks: 0,
     exports: 0,
+    reindexes: 0,
   });
   app = createServiceApp({
     authenticate: testAuth,

@@ -127,6 +127,15 @@ async function world(maxPages = 100, quota?: QuotaCharge): Promise<World> {
   };
 }
 
+/** The pages holding one of the crawl's index slots, by their slot items. */
+async function slotHolders(w: World): Promise<string[]> {
+  const slots = await aws.table.all<Item & { pageKey: string }>(
+    w.crawl.pk,
+    `CRAWLSLOT#${w.crawl.crawlId}#`,
+  );
+  return slots.map((slot) => slot.pageKey).sort();
+}
+
 async function all(store: CrawlState, crawl: CrawlItem): Promise<CrawlPageItem[]> {
   const pages: CrawlPageItem[] = [];
   let cursor: string | undefined;
@@ -454,7 +463,8 @@ describe("index slots", () => {
     expect(await w.store.records.takeSlot(w.crawl, "p2")).toBe(true);
     expect(await w.store.records.takeSlot(w.crawl, "p3")).toBe(false);
     expect(await w.store.records.takeSlot(w.crawl, "p1")).toBe(true);
-    expect([...((await w.now()).slots ?? [])].sort()).toEqual(["p1", "p2"]);
+    expect((await w.now()).slotsTaken).toBe(2);
+    expect(await slotHolders(w)).toEqual(["p1", "p2"]);
   });
 
   it("hands out exactly maxPages slots to pages racing for them", async () => {
@@ -463,7 +473,36 @@ describe("index slots", () => {
       Array.from({ length: 12 }, (_, i) => w.store.records.takeSlot(w.crawl, `page${i}`)),
     );
     expect(taken.filter(Boolean)).toHaveLength(3);
-    expect((await w.now()).slots?.size).toBe(3);
+    expect((await w.now()).slotsTaken).toBe(3);
+    expect(await slotHolders(w)).toHaveLength(3);
+  });
+
+  it("hands out exactly maxPages slots when every page races its own second delivery", async () => {
+    const maxPages = 25;
+    const w = await world(maxPages);
+    const pages = Array.from({ length: maxPages + 15 }, (_, i) => `page${i}`);
+    const taken = await Promise.all(
+      [...pages, ...pages].map((page) => w.store.records.takeSlot(w.crawl, page)),
+    );
+    const winners = new Set(pages.filter((_, i) => taken[i] || taken[i + pages.length]));
+    expect(winners.size).toBe(maxPages);
+    expect(await slotHolders(w)).toEqual([...winners].sort());
+    const crawl = await w.now();
+    expect(crawl.slotsTaken).toBe(maxPages);
+    // The crawl item does not grow with its pages: no set of their keys on it.
+    expect(crawl.slots).toBeUndefined();
+  });
+
+  it("counts the slots of a crawl started before the counter, from its set", async () => {
+    const w = await world(3);
+    await aws.table.change(w.crawl.pk, w.crawl.sk, { add: { slots: new Set(["old1", "old2"]) } });
+    const before = await w.now();
+    expect(await w.store.records.takeSlot(before, "old1")).toBe(true);
+    const taken = await Promise.all(
+      ["new1", "new2", "new3"].map((page) => w.store.records.takeSlot(before, page)),
+    );
+    expect(taken.filter(Boolean)).toHaveLength(1);
+    expect((await w.now()).slotsTaken).toBe(1);
   });
 
   it("gives no slot once the crawl stopped, not even the one a page held", async () => {
@@ -753,6 +792,7 @@ describe("the page quota", () => {
       model_calls: 1,
       competitor_checks: 1,
       exports: 1,
+      reindexes: 1,
     });
   const used = async (charge: QuotaCharge) =>
     (

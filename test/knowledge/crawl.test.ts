@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { SqsHandler } from "../../infra/local/queues.js";
 import { Crawler } from "../../lib/knowledge/crawl/crawler.js";
 import { Crawls } from "../../lib/knowledge/crawl/crawls.js";
-import type { CrawlPageItem } from "../../lib/knowledge/crawl/frontier.js";
+import { CrawlFrontier, type CrawlPageItem } from "../../lib/knowledge/crawl/frontier.js";
 import { HostPace } from "../../lib/knowledge/crawl/host-pace.js";
-import type { CrawlItem } from "../../lib/knowledge/crawl/records.js";
+import { type CrawlItem, CrawlRecords } from "../../lib/knowledge/crawl/records.js";
 import { Indexer } from "../../lib/knowledge/indexing/indexer.js";
 import { urlLoader } from "../../lib/knowledge/indexing/url-loader.js";
 import type { SourceItem, Sources } from "../../lib/knowledge/sources/sources.js";
@@ -25,6 +25,7 @@ import {
   type Site,
   startSite,
 } from "../support/sites.js";
+import { asWorker } from "../support/workers.js";
 
 const WS = "ws_crawl_test";
 const MAX_RECEIVE = 3;
@@ -75,10 +76,7 @@ function harness(
       aws.queues.consume(
         queueName,
         sqsHandler(recordHandler(CrawlMessage, (m, d) => crawler.handle(m, d), MAX_RECEIVE)),
-        {
-          batchSize: 5,
-          concurrency: 2,
-        },
+        { batchSize: 5, concurrency: 2, ...asWorker("crawl-worker") },
       ),
   };
 }
@@ -411,15 +409,21 @@ describe("crawl control", () => {
 
   it("fails a crawl that stopped making progress, after one nudge", async () => {
     let now = Date.now();
-    const { crawls, crawler } = harness({ now: () => now });
+    const { crawls, crawler, queueName } = harness({ now: () => now });
     const started = await crawls.start(WS, settings(`${site.origin}/`));
     const watch = { kind: "crawl-watch" as const, workspaceId: WS, crawlId: started.crawlId };
     const delivery = { receiveCount: 1, maxReceiveCount: MAX_RECEIVE };
     expect(await crawler.handle(watch, delivery)).toBe("watching");
     // A host's pace, as a page of the crawl would have left it.
     await new HostPace({ table: aws.table }).claimSlot(started, "site.example", 0, now, 1e9);
+    // A worker took the seed and died with it.
+    const take = await workerTakes(queueName, started);
     now += 60 * 60_000;
     expect(await crawler.handle(watch, delivery)).toBe("nudged");
+    // Its message sent again waits in the queue: the crawl waits for it, then the taken page stalls.
+    now += 60 * 60_000;
+    expect(await crawler.handle(watch, delivery)).toBe("waiting");
+    await take();
     expect(await crawler.handle(watch, delivery)).toBe("stalled");
     const crawl = await crawls.get(WS, started.crawlId);
     expect(crawl.status).toBe("failed");
@@ -433,6 +437,61 @@ describe("crawl control", () => {
     expect(await crawler.handle(watch, delivery)).toBe("gone");
   });
 });
+
+describe("a crawl waiting behind the queue's backlog", () => {
+  let site: Site;
+  beforeAll(async () => {
+    site = await startSite({ "/": respond(htmlPage("Home", prose("home"))) });
+  });
+  afterAll(() => site.close());
+
+  it("is neither nudged nor failed while its pages wait, however long, until their messages are gone", async () => {
+    let now = Date.now();
+    const { crawls, crawler, queueName } = harness({ now: () => now });
+    const started = await crawls.start(WS, settings(`${site.origin}/`));
+    const watch = { kind: "crawl-watch" as const, workspaceId: WS, crawlId: started.crawlId };
+    const delivery = { receiveCount: 1, maxReceiveCount: MAX_RECEIVE };
+    const pageMessages = () =>
+      aws.queues.pending(queueName).filter((b) => JSON.parse(b).kind === "crawl-page");
+    // Every other tenant's pages ahead of it: 15 minutes, hours, three days without a page taken.
+    for (const hours of [0.25, 1, 5, 72]) {
+      now = Date.now() + hours * 3_600_000;
+      expect(await crawler.handle(watch, delivery)).toBe("waiting");
+    }
+    expect(pageMessages()).toHaveLength(1);
+    expect((await crawls.get(WS, started.crawlId)).status).toBe("indexing");
+    // Its turn comes: the page is crawled and the crawl completes.
+    const [seed] = pageMessages().map((b) => JSON.parse(b));
+    expect(await crawler.handle(seed, delivery)).toBe("indexed");
+    expect((await crawls.get(WS, started.crawlId)).status).toBe("completed");
+  });
+
+  it("counts a page whose message outlived the queue's retention as stalled", async () => {
+    let now = Date.now();
+    const { crawls, crawler } = harness({ now: () => now });
+    const started = await crawls.start(WS, settings(`${site.origin}/`));
+    const watch = { kind: "crawl-watch" as const, workspaceId: WS, crawlId: started.crawlId };
+    const delivery = { receiveCount: 1, maxReceiveCount: MAX_RECEIVE };
+    now = Date.now() + 5 * 86_400_000;
+    expect(await crawler.handle(watch, delivery)).toBe("nudged");
+  });
+});
+
+/** Takes the crawl's queued seed page as a worker does; answers a second take, after a nudge. */
+async function workerTakes(queueName: string, crawl: CrawlItem) {
+  const frontier = new CrawlFrontier({
+    table: aws.table,
+    queue: aws.queue(queueName),
+    watchSeconds: 1,
+    records: new CrawlRecords({ table: aws.table }),
+  });
+  const take = async () => {
+    const [page] = (await frontier.listPages(crawl, ["queued"], 10, undefined)).items;
+    if (!page || !(await frontier.takePage(page))) throw new Error("no queued page to take");
+  };
+  await take();
+  return take;
+}
 
 describe("a crawl cancelled while pages are in flight", () => {
   const slow = ["/slow/0", "/slow/1", "/slow/2"];

@@ -15,6 +15,7 @@ import { SafeFetcher } from "../../lib/web/fetch.js";
 import { PoliteSession } from "../../lib/web/session.js";
 import { roomyQuotas, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import { htmlPage, prose, type Site, startSite } from "../support/sites.js";
+import { asWorker } from "../support/workers.js";
 
 /**
  * Scheduled refresh (issue 17): the hourly run refreshes exactly the sources and crawls whose
@@ -82,8 +83,10 @@ beforeAll(async () => {
   );
   const crawlProcessor = new BatchProcessor(EventType.SQS);
   const crawlRecord = recordHandler(CrawlMessage, (m, d) => crawler.handle(m, d), 3);
-  aws.queues.consume("crawl", (event, context) =>
-    processPartialResponse(event, crawlRecord, crawlProcessor, { context }),
+  aws.queues.consume(
+    "crawl",
+    (event, context) => processPartialResponse(event, crawlRecord, crawlProcessor, { context }),
+    asWorker("crawl-worker"),
   );
 });
 afterAll(() => Promise.all([aws.close(), site.close()]));
@@ -160,6 +163,7 @@ describe("the hourly run", () => {
       model_calls: 0,
       competitor_checks: 0,
       exports: 0,
+      reindexes: 0,
     });
     const run = await runDueRefreshes(
       { table: aws.table, sources, crawls, quotas: spent },

@@ -38,6 +38,7 @@ beforeAll(async () => {
     model_calls: LIMIT,
     competitor_checks: LIMIT,
     exports: LIMIT,
+    reindexes: LIMIT,
   });
 });
 afterAll(() => aws.close());
@@ -174,6 +175,7 @@ describe("a workspace's usage", () => {
           model_calls: { used: LIMIT, limit: LIMIT, remaining: 0, resetsAt },
           competitor_checks: { used: 0, limit: LIMIT, remaining: LIMIT, resetsAt },
           exports: { used: 0, limit: LIMIT, remaining: LIMIT, resetsAt },
+          reindexes: { used: 0, limit: LIMIT, remaining: LIMIT, resetsAt },
         },
       });
       expect((await quotas.usage(other)).quotas.competitor_checks.used).toBe(3);
@@ -182,7 +184,7 @@ describe("a workspace's usage", () => {
       at("2026-03-15T00:00:00.000Z");
       const tomorrow = await quotas.usage(workspaceId);
       expect(tomorrow.day).toBe("2026-03-15");
-      expect(Object.values(tomorrow.quotas).map((q) => q.used)).toEqual([0, 0, 0, 0]);
+      expect(Object.values(tomorrow.quotas).map((q) => q.used)).toEqual([0, 0, 0, 0, 0, 0]);
     } finally {
       vi.useRealTimers();
     }

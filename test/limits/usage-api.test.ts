@@ -23,6 +23,7 @@ afterAll(() => rt.close());
 interface Usage {
   day: string;
   quotas: Record<string, { used: number; limit: number; remaining: number; resetsAt: string }>;
+  limits: Record<string, { used: number; limit: number; remaining: number }>;
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
@@ -63,6 +64,13 @@ describe("GET /api/usage", () => {
       model_calls: { used: 0, limit: 7, remaining: 7, resetsAt },
       competitor_checks: { used: 1, limit: 3, remaining: 2, resetsAt },
       exports: { used: 1, limit: 2, remaining: 1, resetsAt },
+      reindexes: { used: 0, limit: 1000, remaining: 1000, resetsAt },
+    });
+    expect(usage.limits).toEqual({
+      sources: { used: 1, limit: 10_000, remaining: 9_999 },
+      competitors: { used: 1, limit: 100, remaining: 99 },
+      artifacts: { used: 0, limit: 10_000, remaining: 10_000 },
+      webhooks: { used: 0, limit: 20, remaining: 20 },
     });
 
     const other = await usageOf(rt.otherKey);
@@ -72,6 +80,7 @@ describe("GET /api/usage", () => {
       [0, 7],
       [0, 3],
       [0, 2],
+      [0, 1000],
     ]);
   });
 

@@ -93,6 +93,7 @@ export const roomyQuotas = (table: Table) =>
     model_calls: 1e9,
     competitor_checks: 1e9,
     exports: 1e9,
+    reindexes: 1e9,
   });
 
 /** The knowledge sources service over the emulated stores, queueing to their `index` queue. */

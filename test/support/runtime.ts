@@ -1,4 +1,4 @@
-import { type LocalRuntime, startLocal } from "../../infra/local/runtime.js";
+import { type LocalOptions, type LocalRuntime, startLocal } from "../../infra/local/runtime.js";
 
 export interface TestRuntime {
   runtime: LocalRuntime;
@@ -16,8 +16,16 @@ export interface TestRuntime {
 }
 
 /** The whole local runtime in this process, in memory, on a random port. */
-export async function startTestRuntime(): Promise<TestRuntime> {
-  const runtime = await startLocal({ port: 0, host: "127.0.0.1", dataDir: null, retryDelayMs: 20 });
+export async function startTestRuntime(
+  options: Pick<LocalOptions, "workerConcurrency"> = {},
+): Promise<TestRuntime> {
+  const runtime = await startLocal({
+    port: 0,
+    host: "127.0.0.1",
+    dataDir: null,
+    retryDelayMs: 20,
+    ...options,
+  });
   if (!runtime.newKey) throw new Error("a fresh runtime creates a key");
   const other = await runtime.keys.createWorkspace("Other");
   const { key: otherKey } = await runtime.keys.createKey(other.id);

@@ -12,6 +12,7 @@ import { WebhookEndpoints } from "../../lib/webhooks/endpoints.js";
 import { startAws, type TestAws } from "../support/aws.js";
 import { loggedWhile } from "../support/captured-logs.js";
 import { payload, type Receiver, startReceiver, verify } from "../support/webhook-receiver.js";
+import { asWorker } from "../support/workers.js";
 
 /**
  * Deliveries through the real queue path: the local SQS endpoint and driver (3 receives before
@@ -36,15 +37,19 @@ beforeAll(async () => {
   endpoints = new WebhookEndpoints(aws.table, aws.dataKeys);
   queue = aws.queue<WebhookMessage>("webhooks");
   const deliver = recordHandler(WebhookMessage, (m, d) => deliverer.handle(m, d), 3);
-  aws.queues.consume("webhooks", async (event) => {
-    const batchItemFailures: SQSBatchItemFailure[] = [];
-    for (const record of event.Records) {
-      await deliver(record).catch(() =>
-        batchItemFailures.push({ itemIdentifier: record.messageId }),
-      );
-    }
-    return { batchItemFailures };
-  });
+  aws.queues.consume(
+    "webhooks",
+    async (event) => {
+      const batchItemFailures: SQSBatchItemFailure[] = [];
+      for (const record of event.Records) {
+        await deliver(record).catch(() =>
+          batchItemFailures.push({ itemIdentifier: record.messageId }),
+        );
+      }
+      return { batchItemFailures };
+    },
+    asWorker("webhooks-worker"),
+  );
 });
 afterAll(async () => {
   await aws.close();
@@ -369,7 +374,7 @@ describe("emitting events", () => {
     );
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(20);
     expect(results.find((r) => r.status === "rejected")).toMatchObject({
-      reason: { code: "conflict" },
+      reason: { code: "limit_reached" },
     });
     const first = (await endpoints.list("ws_many", 1)).items[0];
     if (!first) throw new Error("no endpoint");

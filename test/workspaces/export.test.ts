@@ -1,7 +1,13 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashKey } from "../../lib/auth/keys.js";
 import { Competitors } from "../../lib/competitors/competitors.js";
 import { Snapshots } from "../../lib/competitors/snapshot.js";
+import type { SealedSecret } from "../../lib/store/keys.js";
+import type { Item } from "../../lib/store/table.js";
 import { RECORD_KINDS } from "../../lib/workspaces/export/format.js";
 import { seedOneOfEach } from "../hardening/fixtures.js";
 import { type Hardened, startHardened } from "../hardening/runtime.js";
@@ -151,23 +157,73 @@ describe("a workspace export", () => {
     });
     expect(ofKind("brand")[0]).toMatchObject({ name: "Fixture Co" });
     expect(ofKind("workspace")[0]).toMatchObject({ id: workspaceId });
-    expect(ofKind("usage")[0]).toMatchObject({ quotas: { exports: { used: 1 } } });
+    const usage = ofKind("usage")[0] as { quotas: { exports: { used: number } } } | undefined;
+    // This export, and the one the fixtures start.
+    expect(usage?.quotas.exports.used).toBe(2);
   });
 
-  it("holds no secret: no signing secret, API key, key hash or another workspace", async () => {
+  it("holds no secret: no signing secret, sealed or not, API key, key hash or other tenant", async () => {
     const [webhook] = ofKind("webhook");
     expect(webhook).toMatchObject({ url: "https://hooks.fixture.invalid/kb" });
-    expect(Object.keys(webhook ?? {})).not.toContain("secret");
+    const stored = (await runtimeStores().table.get<Item & { sealedSecret?: SealedSecret }>(
+      `WS#${workspaceId}`,
+      `WEBHOOK#${webhook?.id}`,
+    )) ?? { sealedSecret: undefined };
+    expect(stored.sealedSecret?.data).toBeDefined();
     const otherWorkspace = await h.rt.runtime.keys.verify(h.rt.otherKey);
     for (const secret of [
       webhookSecret,
       webhookSecret.slice("whsec_".length),
+      stored.sealedSecret?.data ?? "",
+      stored.sealedSecret?.key ?? "",
       h.rt.key,
       hashKey(h.rt.key),
       String(otherWorkspace),
     ]) {
       expect(text.includes(secret), secret).toBe(false);
     }
+    const fieldNames = (value: unknown): string[] =>
+      value && typeof value === "object"
+        ? Object.entries(value).flatMap(([name, inner]) => [name, ...fieldNames(inner)])
+        : [];
+    expect(lines.flatMap(fieldNames).filter((name) => /secret|hash/i.test(name))).toEqual([]);
+  });
+});
+
+describe("npm run workspace -- export", () => {
+  const workspaceCli = (...args: string[]) =>
+    new Promise<{ stderr: string; status: number }>((resolve) => {
+      execFile(
+        "node_modules/.bin/tsx",
+        ["infra/admin/workspace-cli.ts", ...args],
+        { env: process.env, encoding: "utf8" },
+        (error, _stdout, stderr) =>
+          resolve({ stderr, status: error ? Number(error.code ?? 1) : 0 }),
+      );
+    });
+
+  it("writes the same records to a file, today's usage left out", async () => {
+    const out = join(await mkdtemp(join(tmpdir(), "kb-export-")), "acme.ndjson");
+    const run = await workspaceCli("export", workspaceId, "--out", out);
+    expect(run.stderr).toContain(`exported ${workspaceId} to ${out}`);
+    expect(run.status).toBe(0);
+    const written = (await readFile(out, "utf8"))
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown> & { kind: string });
+    expect(written[0]).toMatchObject({ kind: "export", workspaceId });
+    const records = (of: typeof lines) =>
+      of
+        .filter((line) => !["export", "end", "usage"].includes(line.kind))
+        .map((line) => `${line.kind} ${String(line.id ?? line.crawlId ?? "")}`);
+    expect(records(written)).toEqual(records(lines));
+    expect(written.at(-1)).toMatchObject({ kind: "end", counts: { usage: 0 } });
+  });
+
+  it("refuses what is not a workspace id", async () => {
+    const run = await workspaceCli("export", "ws_");
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain("needs a workspace id");
   });
 });
 

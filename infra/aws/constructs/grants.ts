@@ -37,6 +37,12 @@ const TABLE_ACTIONS = {
   ],
 };
 
+/** The KMS calls of lib/store/keys.ts: sealing a secret, and opening one. */
+const KEY_ACTIONS = {
+  encrypt: ["kms:GenerateDataKey"],
+  decrypt: ["kms:Decrypt"],
+};
+
 /** Why the object grants name a pattern: each area's keys start with a workspace's id. */
 export const PREFIX_GRANT_REASON =
   "Objects are granted by their area's key prefix (ws/*/kb/*, uploads/ws/*/kb/*/upload, " +
@@ -103,6 +109,14 @@ export function accessStatements(access: Access, targets: GrantTargets): PolicyS
       new PolicyStatement({
         actions: ["sqs:SendMessage"],
         resources: sends.map((queue) => queues.queue(queue).queueArn),
+      }),
+    );
+  }
+  if (access.keys) {
+    statements.push(
+      new PolicyStatement({
+        actions: KEY_ACTIONS[access.keys],
+        resources: [storage.dataKey.keyArn],
       }),
     );
   }

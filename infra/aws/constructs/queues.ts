@@ -7,7 +7,7 @@ import {
   queueUrlVariable,
   queueWorkers,
 } from "../../../functions/manifest.js";
-import { MAX_RECEIVE_COUNT } from "../../../lib/config.js";
+import { MAX_RECEIVE_COUNT, QUEUE_RETENTION_DAYS } from "../../../lib/config.js";
 
 /** A dead-letter queue is the end of the line: alarmed, redriven by hand. */
 export function deadLetterQueueFindings(dlq: Queue) {
@@ -42,7 +42,7 @@ export class WorkQueues extends Construct {
       this.deadLetterQueues.set(name, dlq);
       const queue = new Queue(this, name, {
         visibilityTimeout: Duration.seconds(workerTimeout * 6),
-        retentionPeriod: Duration.days(4),
+        retentionPeriod: Duration.days(QUEUE_RETENTION_DAYS),
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         deadLetterQueue: { queue: dlq, maxReceiveCount: MAX_RECEIVE_COUNT },

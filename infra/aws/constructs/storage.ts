@@ -1,5 +1,8 @@
 import { CfnResource, Duration, RemovalPolicy, type Stack, Validations } from "aws-cdk-lib";
+import { BackupPlan, BackupPlanRule, BackupResource, BackupVault } from "aws-cdk-lib/aws-backup";
 import { AttributeType, BillingMode, Table } from "aws-cdk-lib/aws-dynamodb";
+import { Schedule } from "aws-cdk-lib/aws-events";
+import { Key } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
@@ -7,28 +10,63 @@ import { UPLOADS_PREFIX } from "../../../lib/knowledge/uploads/files.js";
 import { TABLE_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from "../../../lib/store/schema.js";
 import { EXPORT_RETENTION_DAYS, EXPORTS_PREFIX } from "../../../lib/workspaces/export/exports.js";
 
+/** How the data is kept from loss: both on unless a dev stage turns them off (settings.ts). */
+export interface DataProtection {
+  /**
+   * The table refuses to be deleted (DynamoDB deletion protection) and is kept when the stack is
+   * deleted, as is the secrets' KMS key. Off, both go with the stack (a dev stage's clean-up).
+   */
+  deletionProtection: boolean;
+  /** An AWS Backup plan copies the table into a vault of its own: daily and monthly. */
+  backups: boolean;
+}
+
 export interface StorageProps {
   /** Browser origins that may post presigned uploads straight to the bucket. */
   corsOrigins: string[];
+  /** What every name the stack sets starts with (`kb-intel-<stage>`). */
+  prefix: string;
+  dataProtection: DataProtection;
 }
 
 /** Replaced and deleted objects are kept this long, to undo a mistake, then expire. */
 export const NONCURRENT_DAYS = 30;
 
-/** The single table (records) and the single bucket (content, chunks, snapshots). Both kept on stack deletion. */
+/**
+ * The AWS Backup rules of the table: a daily backup kept 35 days (as far back as point-in-time
+ * recovery reaches, but in a vault that outlives the table and its recovery window) and a monthly
+ * one kept a year. docs/operations.md (Restoring data) says how to restore from each.
+ */
+export const BACKUP_RULES = [
+  { name: "daily", cron: { hour: "3", minute: "30" }, keepDays: 35 },
+  { name: "monthly", cron: { day: "1", hour: "4", minute: "30" }, keepDays: 365 },
+] as const;
+
+/**
+ * The single table (records), the single bucket (content, chunks, snapshots), and the KMS key
+ * that seals secrets kept in the table (envelope encryption: lib/store/keys.ts). The bucket is
+ * always kept on stack deletion; the table and the key too unless `deletionProtection` is off.
+ */
 export class Storage extends Construct {
   readonly table: Table;
   readonly bucket: Bucket;
+  /** Webhook signing secrets are sealed under data keys of this key (rotated yearly by KMS). */
+  readonly dataKey: Key;
+  /** The vault of the table's backups; absent when `backups` is off. */
+  readonly backupVault: BackupVault | undefined;
 
   constructor(scope: Construct, id: string, props: StorageProps) {
     super(scope, id);
+    const { deletionProtection, backups } = props.dataProtection;
+    const kept = deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.table = new Table(this, "Table", {
       partitionKey: { name: TABLE_KEY.partitionKey, type: AttributeType.STRING },
       sortKey: { name: TABLE_KEY.sortKey, type: AttributeType.STRING },
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: TTL_ATTRIBUTE,
-      removalPolicy: RemovalPolicy.RETAIN,
+      deletionProtection,
+      removalPolicy: kept,
     });
     for (const index of TABLE_INDEXES) {
       this.table.addGlobalSecondaryIndex({
@@ -80,12 +118,54 @@ export class Storage extends Construct {
         : {}),
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    this.dataKey = new Key(this, "DataKey", {
+      alias: `${props.prefix}-data`,
+      description: "Seals webhook signing secrets in the table (envelope encryption)",
+      enableKeyRotation: true,
+      removalPolicy: kept,
+      // Deleted with a dev stage's stack: a week to cancel it, the shortest KMS allows is 7 days.
+      ...(deletionProtection ? {} : { pendingWindow: Duration.days(7) }),
+    });
+    this.backupVault = backups ? this.backupPlan(props.prefix) : undefined;
     Validations.of(this.bucket).acknowledge({
       id: "AwsSolutions-S1",
       reason:
         "Every object is written and read by the functions, whose requests are in their logs " +
         "and X-Ray traces; server access logs would need a second bucket for no new answer.",
     });
+  }
+
+  /** The table's backup plan, into a vault of its own that is kept when the stack is deleted. */
+  private backupPlan(prefix: string): BackupVault {
+    const vault = new BackupVault(this, "BackupVault", {
+      backupVaultName: `${prefix}-backups`,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const plan = new BackupPlan(this, "BackupPlan", {
+      backupPlanName: `${prefix}-table`,
+      backupVault: vault,
+      backupPlanRules: BACKUP_RULES.map(
+        (rule) =>
+          new BackupPlanRule({
+            ruleName: rule.name,
+            scheduleExpression: Schedule.cron(rule.cron),
+            deleteAfter: Duration.days(rule.keepDays),
+          }),
+      ),
+    });
+    const selection = plan.addSelection("Table", {
+      resources: [BackupResource.fromDynamoDbTable(this.table)],
+    });
+    const role = selection.node.tryFindChild("Role");
+    if (role) {
+      Validations.of(role).acknowledge({
+        id: "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSBackupServiceRolePolicyForBackup]",
+        reason:
+          "AWS Backup's own role for taking backups: the managed policy AWS keeps up to date " +
+          "with what each service's backup needs; it is assumed by backup.amazonaws.com alone.",
+      });
+    }
+    return vault;
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import { DomainError, notFound } from "../../errors.js";
 import { isId, newId } from "../../ids.js";
+import { Caps } from "../../limits/caps.js";
 import { type Item, type Page, type Table, wsKey } from "../../store/table.js";
 import type { IntelModuleName } from "../modules/index.js";
 import { type ArtifactDraftSchema, MAX_ARTIFACT_BYTES } from "./contract.js";
@@ -29,9 +30,24 @@ const toSummary = (item: ArtifactItem): ArtifactSummary => ({
   updatedAt: item.updatedAt,
 });
 
-/** Saved intel artifacts, one item each in the workspace's partition; ids sort by creation time. */
+/**
+ * Saved intel artifacts, one item each in the workspace's partition; ids sort by creation time.
+ * Each takes a slot of the workspace's artifacts cap (`MAX_ARTIFACTS_PER_WORKSPACE`).
+ */
 export class Artifacts {
-  constructor(private readonly table: Table) {}
+  private readonly caps: Caps;
+
+  constructor(
+    private readonly table: Table,
+    caps?: Caps,
+  ) {
+    this.caps = caps ?? new Caps(table);
+  }
+
+  /** Refuses (`limit_reached`) when the workspace holds its cap: before a generation saves one. */
+  ensureRoom(workspaceId: string): Promise<void> {
+    return this.caps.ensureRoom(workspaceId, "artifacts");
+  }
 
   async create(workspaceId: string, draft: ArtifactDraft): Promise<Artifact> {
     const bytes = Buffer.byteLength(JSON.stringify(draft));
@@ -43,6 +59,7 @@ export class Artifacts {
     const id = newId("artifact");
     const now = new Date().toISOString();
     const artifact: Artifact = { id, ...draft, createdAt: now, updatedAt: now };
+    await this.caps.take(workspaceId, "artifacts");
     await this.table.put({ pk: wsKey(workspaceId), sk: artifactKey(id), ...artifact });
     return artifact;
   }
@@ -88,5 +105,6 @@ export class Artifacts {
     const deleted =
       isId("artifact", id) && (await this.table.delete(wsKey(workspaceId), artifactKey(id)));
     if (!deleted) throw notFound("artifact", id);
+    await this.caps.release(workspaceId, "artifacts");
   }
 }

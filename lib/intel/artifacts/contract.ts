@@ -1,10 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
+  capErrors,
   commonErrors,
   cursorParam,
   displayText,
   IdempotencyHeaders,
-  idempotencyErrors,
   jsonBody,
   jsonResponse,
   limitParam,
@@ -114,12 +114,12 @@ export const createArtifact = createRoute({
   path: "/api/artifacts",
   tags,
   summary: "Save an intel artifact",
-  description: `The body is the \`artifact\` of an intel module's answer, as it came or edited; it must still match the module's schemas. Up to ${MAX_ARTIFACT_BYTES / 1024} KB of JSON (413 beyond).`,
+  description: `The body is the \`artifact\` of an intel module's answer, as it came or edited; it must still match the module's schemas. Up to ${MAX_ARTIFACT_BYTES / 1024} KB of JSON (413 beyond). A workspace keeps at most \`MAX_ARTIFACTS_PER_WORKSPACE\` artifacts (10,000 by default; 409 \`limit_reached\` beyond, until one is deleted).`,
   request: { headers: IdempotencyHeaders, query: NoQuery, body: jsonBody(ArtifactDraftSchema) },
   responses: {
     201: jsonResponse(ArtifactSchema, "The saved artifact"),
     ...commonErrors,
-    ...idempotencyErrors,
+    ...capErrors("saved artifacts", "MAX_ARTIFACTS_PER_WORKSPACE"),
   },
 });
 

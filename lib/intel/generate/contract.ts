@@ -92,7 +92,9 @@ export const generateIntel = createRoute({
     404: error(
       "`not_found`: an unknown module (`details.modules` lists the valid ones), or an unknown `competitorId`",
     ),
-    409: error("`brand_profile_missing`: save a brand profile with `PUT /api/brand` first"),
+    409: error(
+      "`brand_profile_missing`: save a brand profile with `PUT /api/brand` first; or, with `save`, `limit_reached`: the workspace holds its cap of saved artifacts (checked before the model is asked)",
+    ),
     ...modelErrors,
   },
 });

@@ -169,6 +169,8 @@ export class IntelGenerator {
   ): Promise<IntelAnswer<N, z.output<I>, z.output<O>>> {
     const { llm, brands, competitors, retriever, quotas } = this.deps;
     if (!llm.available) throw llmUnavailable();
+    // A generation to save, refused at the artifacts cap, spends no model call.
+    if (options.save) await this.deps.artifacts.ensureRoom(workspaceId);
     const deadline = Date.now() + llm.timeoutMs;
     const ref = module.competitor?.(input);
     const [brand, tracked] = await Promise.all([

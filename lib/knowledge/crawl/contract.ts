@@ -117,7 +117,7 @@ export const CrawlPageSchema = z
     status: PageStatus,
     reason: z.string().nullable().openapi({
       description:
-        "Why a page was skipped (robots, filter, trap, duplicate, redirect, non_html, http_error, empty, over_cap, cancelled) or the error code of a failure",
+        "Why a page was skipped (robots, filter, trap, duplicate, redirect, non_html, http_error, empty, over_cap, source_limit: the workspace holds its cap of sources, cancelled) or the error code of a failure",
     }),
     message: z.string().nullable(),
     httpStatus: z.number().int().nullable(),

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
+import { QUEUE_RETENTION_DAYS } from "../../config.js";
 import { toDisplayText } from "../../display-text.js";
+import { isDomainError } from "../../errors.js";
 import { logger } from "../../log.js";
 import { count } from "../../metrics.js";
 import { redactError } from "../../redact.js";
@@ -17,7 +19,7 @@ import type { PoliteSession } from "../../web/session.js";
 import { readSitemaps } from "../../web/sitemap.js";
 import { canonicalUrl } from "../../web/url.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
-import type { Sources } from "../sources/sources.js";
+import type { SourceItem, Sources } from "../sources/sources.js";
 import { ContentClaims } from "./content-claims.js";
 import {
   CrawlFrontier,
@@ -48,8 +50,16 @@ export interface CrawlerDeps {
   fetcher: SafeFetcher;
   /** robots.txt, and the gap between two requests to a host (politeness or Crawl-delay). */
   session: PoliteSession;
-  /** A running crawl without progress for this long is stalled. */
+  /**
+   * A running crawl without progress for this long is stalled, unless pages of it still wait in
+   * the queue (none taken yet: a backlog ahead of them is no stall).
+   */
   stallMs: number;
+  /**
+   * How long the crawl queue keeps a message (default `QUEUE_RETENTION_DAYS`): a page waiting
+   * longer has no message left, and counts as stalled.
+   */
+  retentionMs?: number;
   /** Seconds between watchdog checks. */
   watchSeconds: number;
   /** Told `crawl.completed` when a crawl ends. */
@@ -61,7 +71,7 @@ export interface CrawlerDeps {
 }
 
 export type CrawlOutcome = PageOutcome["status"] | "deferred" | "repeated" | "gone" | WatchOutcome;
-type WatchOutcome = "watching" | "nudged" | "completed" | "stalled";
+type WatchOutcome = "watching" | "waiting" | "nudged" | "completed" | "stalled";
 
 /** Longest robots.txt `Crawl-delay` honoured; a larger one would stall the crawl. */
 const MAX_CRAWL_DELAY_MS = 30_000;
@@ -122,7 +132,7 @@ export class Crawler {
     const crawl = await this.crawls.get(workspaceId, crawlId);
     const page = crawl && (await this.frontier.getPage(workspaceId, crawlId, pageKey));
     if (!crawl || !page) return "gone";
-    if (page.status !== "queued") return "repeated";
+    if (page.status !== "queued" || !(await this.frontier.takePage(page))) return "repeated";
     try {
       const outcome = await this.crawlPage(crawl, page);
       if (outcome === "deferred") return outcome;
@@ -150,7 +160,9 @@ export class Crawler {
     crawl: CrawlItem,
     page: CrawlPageItem,
   ): Promise<PageOutcome | "deferred"> {
-    if (crawl.status !== "indexing" && !crawl.slots?.has(page.pageKey)) return stopped(crawl);
+    if (crawl.status !== "indexing" && !(await this.crawls.holdsSlot(crawl, page.pageKey))) {
+      return stopped(crawl);
+    }
     let robots: RobotsRules;
     try {
       robots = await this.deps.session.rules(page.url);
@@ -247,13 +259,20 @@ export class Crawler {
     }
     // One source per URL: a page the workspace has already (from an earlier crawl, an add, or
     // an earlier delivery of this message) is refreshed with what was just read.
-    const { item } = await this.deps.sources.addUrl(crawl.workspaceId, {
-      id: page.sourceId,
-      url: page.url,
-      name: (toDisplayText(extracted.title ?? "") || page.url).slice(0, 200),
-      snapshot: extracted.markdown,
-      holder: crawl.refreshOf ?? crawl.crawlId,
-    });
+    let item: SourceItem;
+    try {
+      ({ item } = await this.deps.sources.addUrl(crawl.workspaceId, {
+        id: page.sourceId,
+        url: page.url,
+        name: (toDisplayText(extracted.title ?? "") || page.url).slice(0, 200),
+        snapshot: extracted.markdown,
+        holder: crawl.refreshOf ?? crawl.crawlId,
+      }));
+    } catch (err) {
+      // A new page past the workspace's sources cap is skipped, saying so; pages it has go on.
+      if (!isDomainError(err, "limit_reached")) throw err;
+      return skipped("source_limit", err.message);
+    }
     return { status: "indexed", reason: null, message: null, sourceId: item.id };
   }
 
@@ -284,7 +303,7 @@ export class Crawler {
     const host = new URL(page.url).host;
     const turn = await this.pace.claimSlot(crawl, host, floorMs, now, MAX_INLINE_WAIT_MS);
     if ("retryAt" in turn) {
-      await this.frontier.sendPage(crawl, page.pageKey, turn.retryAt);
+      await this.frontier.deferPage(crawl, page, turn.retryAt);
       return false;
     }
     const wait = turn.slot - now;
@@ -342,9 +361,12 @@ export class Crawler {
 
   /**
    * The watchdog: a running crawl that made no progress for `stallMs` is recounted from its
-   * pages. Nothing pending means it is done; pages still queued get their messages once more;
-   * if that does not help either, the crawl fails with the reason. The watch of a crawl that
-   * ended, however it ended, is its last: it lets the crawl's helper items expire.
+   * pages. Nothing pending means it is done. A page whose message still waits in the queue (no
+   * worker took it since it was sent) means the crawl waits behind a backlog: it is watched on,
+   * however long that takes, until the queue's retention says the message is gone. Only pages
+   * taken without a result (their worker crashed or timed out) stall it: they get their messages
+   * once more; if that does not help either, the crawl fails with the reason. The watch of a crawl
+   * that ended, however it ended, is its last: it lets the crawl's helper items expire.
    */
   private async watch(message: Extract<CrawlMessage, { kind: "crawl-watch" }>) {
     const crawl = await this.crawls.get(message.workspaceId, message.crawlId);
@@ -364,11 +386,16 @@ export class Crawler {
       await this.expireHelpers(crawl);
       return "completed";
     }
+    const retentionMs = this.deps.retentionMs ?? QUEUE_RETENTION_DAYS * 86_400_000;
+    const waiting = queued.filter(
+      (page) => !page.takenAt && this.now() - Date.parse(page.updatedAt) < retentionMs,
+    );
+    if (waiting.length > 0) {
+      await this.frontier.sendWatch(crawl);
+      return "waiting";
+    }
     if ((crawl.nudges ?? 0) === 0) {
-      await this.frontier.sendPages(
-        crawl,
-        queued.map((page) => page.pageKey),
-      );
+      await this.frontier.requeuePages(crawl, queued);
       await this.crawls.nudge(crawl);
       await this.frontier.sendWatch(crawl);
       return "nudged";

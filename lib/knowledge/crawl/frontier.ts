@@ -38,6 +38,8 @@ export type SkipReason =
   | "http_error"
   | "empty"
   | "over_cap"
+  /** A new page, refused at the workspace's sources cap (`MAX_SOURCES_PER_WORKSPACE`). */
+  | "source_limit"
   | "cancelled";
 
 export interface CrawlPageItem extends Item {
@@ -57,6 +59,11 @@ export interface CrawlPageItem extends Item {
   sourceId: string;
   /** Transient failures (429, 5xx, timeouts) met so far; the page is retried a few times. */
   attempts?: number;
+  /**
+   * When a worker last took the page's message; absent while its message waits in the queue
+   * (never taken, or sent back since). The crawl watchdog tells waiting from stalled by it.
+   */
+  takenAt?: string;
   discoveredAt: string;
   updatedAt: string;
 }
@@ -243,6 +250,44 @@ export class CrawlFrontier {
   }
 
   /**
+   * Notes that a worker took the queued page's message (see `takenAt`). False when the page was
+   * finished meanwhile.
+   */
+  async takePage(page: CrawlPageItem): Promise<boolean> {
+    const taken = await this.deps.table.change(page.pk, page.sk, {
+      set: { takenAt: new Date().toISOString() },
+      condition: pageQueued(),
+    });
+    return taken !== undefined;
+  }
+
+  /** Sends a taken page back to the queue, to come at `at` (epoch ms): it waits again. */
+  async deferPage(crawl: CrawlItem, page: CrawlPageItem, at: number): Promise<void> {
+    await this.deps.table.change(page.pk, page.sk, {
+      set: { updatedAt: new Date().toISOString() },
+      remove: ["takenAt"],
+      condition: pageQueued(),
+    });
+    await this.sendPage(crawl, page.pageKey, at);
+  }
+
+  /** Sends queued pages' messages again (the watchdog's nudge): they wait in the queue again. */
+  async requeuePages(crawl: CrawlItem, pages: CrawlPageItem[]): Promise<void> {
+    const now = new Date().toISOString();
+    await mapLimit(pages, 8, (page) =>
+      this.deps.table.change(page.pk, page.sk, {
+        set: { updatedAt: now },
+        remove: ["takenAt"],
+        condition: pageQueued(),
+      }),
+    );
+    await this.sendPages(
+      crawl,
+      pages.map((page) => page.pageKey),
+    );
+  }
+
+  /**
    * Sends a page that met a transient failure back to the queue for another try at `at`, once
    * per attempt (a message delivered twice counts its failure once). False when it was finished
    * or retried meanwhile.
@@ -251,6 +296,7 @@ export class CrawlFrontier {
     const counted = await this.deps.table.change(page.pk, page.sk, {
       add: { attempts: 1 },
       set: { updatedAt: new Date().toISOString() },
+      remove: ["takenAt"],
       condition: and(pageQueued(), attemptsSeen(page.attempts ?? 0)),
     });
     if (!counted) return false;
@@ -288,6 +334,8 @@ export class CrawlFrontier {
       "sk",
       "pageKey",
       "status",
+      "takenAt",
+      "updatedAt",
     ]);
     const count = (status: PageStatus) => pages.filter((p) => p.status === status).length;
     return {

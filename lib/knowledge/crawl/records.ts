@@ -1,14 +1,5 @@
 import { type QuotaCharge, refundUnused } from "../../limits/quotas.js";
-import {
-  and,
-  type Condition,
-  contains,
-  equals,
-  missing,
-  not,
-  or,
-  sizeBelow,
-} from "../../store/conditions.js";
+import { and, type Condition, equals, lessThan, missing, not, or } from "../../store/conditions.js";
 import { TTL_ATTRIBUTE } from "../../store/schema.js";
 import { type Item, type Page, type Table, wsKey } from "../../store/table.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
@@ -17,9 +8,15 @@ import { refreshMarker, SCHEDULE_MARKER } from "../sources/schedule.js";
 
 /**
  * The crawl record, `CRAWL#{crawlId}` under the workspace's partition: a crawl's settings, its
- * counters, and `slots`, the string set of pages that hold one of its `maxPages` index slots.
- * Adding to a set is idempotent and its size can be a condition, so "exactly maxPages" survives
- * retries without transactions. `CrawlRecords` is the only code that writes it.
+ * counters, and `slotsTaken`, how many of its `maxPages` index slots pages took; each page that
+ * took one has its slot item `CRAWLSLOT#{crawlId}#{pageKey}`. A conditional create of the slot
+ * item lets one delivery of a page count it, and the counter's conditional increment hands out
+ * the slots, so racing pages get exactly `maxPages` however often each is delivered (see
+ * `takeSlot`). The
+ * crawl item stays a few hundred bytes however many pages it indexes: every page's count and
+ * read costs one unit, not one per 1 KB (4 KB) of a set of up to `maxPages` keys. Crawls started
+ * before the counter keep their `slots` set, which no longer grows and still counts.
+ * `CrawlRecords` is the only code that writes either.
  *
  * Counters are bumped after the single-item writes they count (see `frontier.ts`); a crash
  * between the two can leave them short, which the watchdog repairs by recounting the pages.
@@ -52,6 +49,9 @@ export interface CrawlItem extends Item, CrawlSettings, CrawlCounts {
   /** Last progress: a page finished or was found. The watchdog reads it. */
   updatedAt: string;
   lastError: string | null;
+  /** Index slots taken by pages (see `takeSlot`); absent until the first. */
+  slotsTaken?: number;
+  /** Crawls started before `slotsTaken`: the pages that took a slot then. It no longer grows. */
   slots?: Set<string>;
   /** How often the watchdog re-sent the messages of stuck pages. */
   nudges?: number;
@@ -67,7 +67,7 @@ export interface CrawlItem extends Item, CrawlSettings, CrawlCounts {
 
 /**
  * How long a crawl's helper items (content claims `CRAWLHASH#`, query variants `CRAWLPATH#`, host
- * paces `CRAWLHOST#`) outlive their last write. They matter only while the crawl runs, and the
+ * paces `CRAWLHOST#`, index slots `CRAWLSLOT#`) outlive their last write. They matter only while the crawl runs, and the
  * longest crawl the limits allow runs about 3.5 days: at most 10,000 URLs (`maxDiscovered`) one
  * host's pace apart, at most 30 s (`MAX_GAP_MS`); a crawl idle for CRAWL_STALL_SECONDS fails. One
  * that expired early costs little: a duplicate page indexed, a pace starting over, 20 more query
@@ -93,9 +93,28 @@ export const crawlRunning = (): Condition => equals("status", "indexing");
 /** The crawl was not cancelled: a cancelled crawl's counters stay as they were then. */
 const notCancelled = (): Condition => not(equals("status", "cancelled"));
 
-/** The crawl has a slot for the page: one free, or the one the page holds already. */
-const slotFor = (pageKey: string, maxPages: number): Condition =>
-  or(missing("slots"), sizeBelow("slots", maxPages), contains("slots", pageKey));
+/** Fewer than `room` slots were taken through the counter. */
+const slotFree = (room: number): Condition =>
+  or(missing("slotsTaken"), lessThan("slotsTaken", room));
+
+const slotKey = (crawlId: string, pageKey: string) => `CRAWLSLOT#${crawlId}#${pageKey}`;
+
+/** A page's index slot: `claiming` while its delivery takes the counter, then `held`. */
+interface SlotItem extends Item {
+  pageKey: string;
+  state: "claiming" | "held";
+  claimedAt: number;
+}
+
+/** How long a claim may stay `claiming` before another delivery of its page takes it over. */
+const CLAIM_LEASE_MS = 60_000;
+/** A second delivery meeting a claim re-reads it this often, this many times, then throws. */
+const CLAIM_POLL_MS = 20;
+const CLAIM_POLLS = 250;
+
+/** Slots a crawl has given out: its counter, and the set of a crawl started before it. */
+export const slotsTaken = (crawl: Pick<CrawlItem, "slotsTaken" | "slots">) =>
+  (crawl.slotsTaken ?? 0) + (crawl.slots?.size ?? 0);
 
 export interface CrawlRecordDeps {
   table: Table;
@@ -166,13 +185,67 @@ export class CrawlRecords {
   /**
    * Takes one of the crawl's `maxPages` index slots for a page; idempotent, so a retried page
    * keeps the slot it took. False when the slots are gone or the crawl stopped.
+   *
+   * The page's slot item is created first, conditionally, as `claiming`: one delivery of a page
+   * claims it, and only that one counts. It then takes the counter, conditionally (below
+   * `maxPages`), and marks its item `held`; refused, it deletes its claim. So the counter counts
+   * distinct pages only, and racing pages get exactly `maxPages`. A second delivery of the page
+   * meeting a claim waits for its outcome. A claim left `claiming` for `CLAIM_LEASE_MS` (its
+   * process died between the writes) is taken over and counted again: that crash can cost the
+   * crawl one slot, never give it one more.
    */
   async takeSlot(crawl: CrawlItem, pageKey: string): Promise<boolean> {
-    const taken = await this.deps.table.change(crawl.pk, crawl.sk, {
-      add: { slots: new Set([pageKey]) },
-      condition: and(crawlRunning(), slotFor(pageKey, crawl.maxPages)),
-    });
-    return taken !== undefined;
+    const { table } = this.deps;
+    if (crawl.slots?.has(pageKey)) return this.running(crawl);
+    const key = { pk: crawl.pk, sk: slotKey(crawl.crawlId, pageKey) };
+    for (let polls = 0; ; polls++) {
+      const now = Date.now();
+      const claim = { ...key, crawlId: crawl.crawlId, pageKey, state: "claiming", claimedAt: now };
+      if (await table.create({ ...claim, ...helperExpiry(now) })) return this.countSlot(crawl, key);
+      const slot = await table.get<SlotItem>(key.pk, key.sk);
+      if (!slot) continue;
+      if (slot.state === "held") return this.running(crawl);
+      if (now - slot.claimedAt > CLAIM_LEASE_MS) {
+        const abandoned = and(equals("state", "claiming"), equals("claimedAt", slot.claimedAt));
+        const taken = await table.change(key.pk, key.sk, {
+          set: { claimedAt: now },
+          condition: abandoned,
+        });
+        if (taken) return this.countSlot(crawl, key);
+        continue;
+      }
+      if (polls >= CLAIM_POLLS) throw new Error(`Page ${pageKey} is still claiming its slot`);
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
+    }
+  }
+
+  /** Whether the page holds one of the crawl's index slots. */
+  async holdsSlot(crawl: CrawlItem, pageKey: string): Promise<boolean> {
+    if (crawl.slots?.has(pageKey)) return true;
+    const slot = await this.deps.table.get<SlotItem>(crawl.pk, slotKey(crawl.crawlId, pageKey));
+    return slot?.state === "held";
+  }
+
+  /** Counts the slot the page claimed (`key`), or gives the claim back when none is free. */
+  private async countSlot(crawl: CrawlItem, key: { pk: string; sk: string }): Promise<boolean> {
+    const { table } = this.deps;
+    const room = crawl.maxPages - (crawl.slots?.size ?? 0);
+    const counted =
+      room > 0 &&
+      (await table.change(crawl.pk, crawl.sk, {
+        add: { slotsTaken: 1 },
+        condition: and(crawlRunning(), slotFree(room)),
+      }));
+    if (!counted) {
+      await table.delete(key.pk, key.sk, equals("state", "claiming"));
+      return false;
+    }
+    await table.update(key.pk, key.sk, { state: "held" });
+    return true;
+  }
+
+  private async running(crawl: CrawlItem): Promise<boolean> {
+    return (await this.get(crawl.workspaceId, crawl.crawlId))?.status === "indexing";
   }
 
   /**
@@ -192,7 +265,7 @@ export class CrawlRecords {
       condition: crawlRunning(),
     });
     if (ended?.quota) {
-      const unused = ended.quota.amount - (ended.slots?.size ?? 0);
+      const unused = ended.quota.amount - slotsTaken(ended);
       await refundUnused(table, ended, unused, async (quota, condition) => {
         return (await table.update(ended.pk, ended.sk, { quota }, condition)) !== undefined;
       });

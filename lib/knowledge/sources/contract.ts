@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
+  capErrors,
   commonErrors,
   cursorParam,
   displayText,
@@ -7,7 +8,6 @@ import {
   flagField,
   flagParam,
   IdempotencyHeaders,
-  idempotencyErrors,
   jsonBody,
   jsonResponse,
   limitParam,
@@ -142,7 +142,10 @@ export const createSource = createRoute({
     "that source's id and is refreshed as `POST /api/knowledge/{id}/reindex` would: it reads",
     "`indexing` until the refresh settles, then `indexed` (unchanged content settles at once,",
     "without indexing again), and what it had indexed keeps answering searches meanwhile.",
-    "`refresh` schedules a URL.",
+    "`refresh` schedules a URL. Each counts against a daily quota (429 `quota_exceeded` naming it):",
+    "a text its UTF-8 bytes and a file its size (`upload_bytes`), a URL, new or known, one page",
+    "(`crawl_pages`). A workspace holding `MAX_SOURCES_PER_WORKSPACE` sources (10,000 by default)",
+    "is refused a new one with 409 `limit_reached` (adding a URL it has already still refreshes it).",
   ].join(" "),
   request: {
     headers: IdempotencyHeaders,
@@ -157,7 +160,7 @@ export const createSource = createRoute({
   responses: {
     200: jsonResponse(Accepted, "Queued for indexing (a URL the workspace has: refreshed)"),
     ...commonErrors,
-    ...idempotencyErrors,
+    ...capErrors("sources", "MAX_SOURCES_PER_WORKSPACE"),
   },
 });
 
@@ -232,8 +235,14 @@ export const reindexSource = createRoute({
   path: "/api/knowledge/{id}/reindex",
   tags,
   summary: "Index a source again",
+  description:
+    "Queues the source for indexing again (a URL is fetched again; unchanged content keeps its chunks). Counted when accepted: a URL source's reindex is one page of `crawl_pages`, a text or file source's one of `reindexes`; a spent quota is a 429 `quota_exceeded` naming it, with `Retry-After`.",
   request: { params: IdParams, query: NoQuery },
-  responses: { 200: jsonResponse(Accepted, "Queued for indexing"), ...commonErrors },
+  responses: {
+    200: jsonResponse(Accepted, "Queued for indexing"),
+    ...commonErrors,
+    409: errorResponse("`conflict`: a presigned upload's file has not arrived yet"),
+  },
 });
 
 export const deleteSource = createRoute({

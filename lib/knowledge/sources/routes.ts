@@ -53,10 +53,9 @@ export function sourcesRoutes({
       : c.req.valid("json");
     if ("file" in body) {
       const { file, name } = body;
-      const created = await createFileSource({ sources, blobs }, workspaceId, file, {
-        name,
-        reserve: (bytes) => quotas.consume(workspaceId, "upload_bytes", bytes),
-      });
+      const created = await quotas.reserving(workspaceId, "upload_bytes", (reserve) =>
+        createFileSource({ sources, blobs }, workspaceId, file, { name, reserve }),
+      );
       const { id, name: sourceName } = created.source;
       return c.json(
         {
@@ -71,11 +70,19 @@ export function sourcesRoutes({
     }
     if (body.url !== undefined) {
       const url = checkedUrl(body.url, "url", allowPrivate);
-      const { item, created } = await sources.addUrl(workspaceId, {
-        url,
-        name: body.name ?? url,
-        refresh: body.refresh,
-      });
+      // One page fetched, whether the URL is new or the workspace has it (a refresh).
+      const { item, created } = await quotas.reserving(
+        workspaceId,
+        "crawl_pages",
+        async (reserve) => {
+          await reserve(1);
+          return sources.addUrl(workspaceId, {
+            url,
+            name: body.name ?? url,
+            refresh: body.refresh,
+          });
+        },
+      );
       return c.json({ id: item.id, status: "indexing" as const, created }, 200);
     }
     const text = body.text ?? "";
@@ -85,7 +92,10 @@ export function sourcesRoutes({
         details: { limit: maxTextBytes, bytes },
       });
     }
-    const item = await sources.createText(workspaceId, text, body.name ?? nameFromText(text));
+    const item = await quotas.reserving(workspaceId, "upload_bytes", async (reserve) => {
+      await reserve(bytes);
+      return sources.createText(workspaceId, text, body.name ?? nameFromText(text));
+    });
     return c.json({ id: item.id, status: "indexing" as const }, 200);
   });
 
@@ -126,9 +136,12 @@ export function sourcesRoutes({
   app.openapi(reindexSource, async (c) => {
     const workspaceId = c.get("workspaceId");
     const { id } = c.req.valid("param");
-    if ((await sources.get(workspaceId, id)).status === "awaiting_upload") {
+    const current = await sources.get(workspaceId, id);
+    if (current.status === "awaiting_upload") {
       throw conflict("The file has not been uploaded yet; upload it first");
     }
+    // Charged when accepted: a web page is fetched again, stored content chunked and embedded again.
+    await quotas.consume(workspaceId, current.type === "url" ? "crawl_pages" : "reindexes");
     const item = await sources.reindex(workspaceId, id);
     return c.json({ id: item.id, status: "indexing" as const }, 200);
   });

@@ -1,6 +1,7 @@
 import { mapLimit } from "../../async.js";
-import { conflict, notFound, serviceUnavailable } from "../../errors.js";
+import { conflict, isDomainError, notFound, serviceUnavailable } from "../../errors.js";
 import { isId, newId } from "../../ids.js";
+import type { Caps } from "../../limits/caps.js";
 import { logger } from "../../log.js";
 import type { Blobs } from "../../store/blobs.js";
 import type { IndexMessage, Queue } from "../../store/queue.js";
@@ -152,6 +153,8 @@ export interface SourceDeps {
   indexQueue: Queue<IndexMessage>;
   /** Told `source.failed` when a source's indexing cannot be queued. */
   events?: WebhookEvents | undefined;
+  /** The workspace caps (`MAX_SOURCES_PER_WORKSPACE`); the default limits when not given. */
+  caps?: Caps | undefined;
 }
 
 /**
@@ -185,9 +188,17 @@ export class Sources {
       ...extra,
       ...indexingMarker(workspaceId, fresh.id, fresh.created_at),
     };
-    if (!(await this.records.create(item))) {
-      throw conflict(`A knowledge source with id ${item.id} exists already`);
+    let created: boolean;
+    try {
+      created = await this.records.create(item);
+    } catch (err) {
+      // Refused at the sources cap: what was stored for it (a text, a page) is nobody's.
+      if (isDomainError(err, "limit_reached")) {
+        await this.deps.blobs.deletePrefix(sourceBlobPrefix(workspaceId, item.id));
+      }
+      throw err;
     }
+    if (!created) throw conflict(`A knowledge source with id ${item.id} exists already`);
     return this.enqueue(item);
   }
 
@@ -249,7 +260,7 @@ export class Sources {
     const claimedAt = new Date().toISOString();
     for (let poll = 0; ; poll++) {
       if (await this.urls.claim(workspaceId, page.url, sourceId, claimedAt)) {
-        return { item: await this.createPage(workspaceId, sourceId, page), created: true };
+        return { item: await this.createClaimed(workspaceId, sourceId, page), created: true };
       }
       const owner = await this.urls.owner(workspaceId, page.url);
       const existing = owner && (await this.records.get(workspaceId, owner.sourceId));
@@ -258,7 +269,7 @@ export class Sources {
       if (Date.now() - Date.parse(owner.claimedAt) > ORPHAN_CLAIM_MS) {
         // Left by an add that crashed before it wrote its source: take it over.
         if (await this.urls.takeOver(workspaceId, page.url, owner, sourceId, claimedAt)) {
-          return { item: await this.createPage(workspaceId, sourceId, page), created: true };
+          return { item: await this.createClaimed(workspaceId, sourceId, page), created: true };
         }
         continue;
       }
@@ -300,6 +311,16 @@ export class Sources {
     const item = await this.records.edit(workspaceId, id, changes);
     if (!item) throw notFound("knowledge source", id);
     return item;
+  }
+
+  /** Creates the page whose URL was just claimed; refused at the sources cap, frees the URL. */
+  private async createClaimed(workspaceId: string, id: string, page: NewPage) {
+    try {
+      return await this.createPage(workspaceId, id, page);
+    } catch (err) {
+      if (isDomainError(err, "limit_reached")) await this.urls.release(workspaceId, page.url, id);
+      throw err;
+    }
   }
 
   private async createPage(workspaceId: string, id: string, page: NewPage): Promise<SourceItem> {

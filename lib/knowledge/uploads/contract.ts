@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
+  capErrors,
   commonErrors,
   displayText,
   IdempotencyHeaders,
-  idempotencyErrors,
   jsonBody,
   jsonResponse,
   NoQuery,
@@ -50,12 +50,14 @@ export const createUpload = createRoute({
     "moves to `indexing`; a file of another size or type fails it (`upload_mismatch`), and one that",
     "never arrives fails it after the URL expires (`upload_expired`).",
     "Accepted: PDF, DOCX, HTML, Markdown, plain text and CSV (by content type or extension); others are a 415.",
+    "`bytes` count against the daily `upload_bytes` quota (429 `quota_exceeded`); the awaited source",
+    "takes a slot of `MAX_SOURCES_PER_WORKSPACE` (409 `limit_reached`, its bytes given back).",
   ].join(" "),
   request: { headers: IdempotencyHeaders, query: NoQuery, body: jsonBody(CreateUploadBody) },
   responses: {
     200: jsonResponse(PendingUploadSchema, "Upload there"),
     ...commonErrors,
-    ...idempotencyErrors,
+    ...capErrors("sources", "MAX_SOURCES_PER_WORKSPACE"),
   },
 });
 

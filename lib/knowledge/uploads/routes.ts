@@ -10,8 +10,9 @@ export function uploadsRoutes({ uploads, quotas }: { uploads: Uploads; quotas: Q
   app.openapi(createUpload, async (c) => {
     const workspaceId = c.get("workspaceId");
     const request = c.req.valid("json");
-    const pending = await uploads.create(workspaceId, request, (bytes) =>
-      quotas.consume(workspaceId, "upload_bytes", bytes),
+    // An awaited upload is a source: refused at the sources cap, its bytes go back.
+    const pending = await quotas.reserving(workspaceId, "upload_bytes", (reserve) =>
+      uploads.create(workspaceId, request, reserve),
     );
     return c.json(pending, 200);
   });

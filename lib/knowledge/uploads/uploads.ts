@@ -3,6 +3,7 @@ import type { Config } from "../../config.js";
 import { conflict, DomainError } from "../../errors.js";
 import { mediaType } from "../../files/types.js";
 import { newId } from "../../ids.js";
+import type { Caps } from "../../limits/caps.js";
 import type { QuotaCharge } from "../../limits/quotas.js";
 import { logger } from "../../log.js";
 import type { Blobs, StoredObject } from "../../store/blobs.js";
@@ -17,7 +18,8 @@ import { acceptFile, parsePresignedKey, presignedFileKey, storedFileKey } from "
  * Presigned uploads: a file source is recorded as `awaiting_upload` with a presigned POST whose
  * policy fixes the object key, its exact length and its Content-Type; the bucket's ObjectCreated
  * notification (through a queue) then starts indexing, after checking the stored object against
- * the declaration, since an S3-compatible emulator enforces no policy. A watchdog fails uploads
+ * the declaration: S3 enforces the policy, but a store that does not (s3rver alone) must not be
+ * trusted with it, so the check stands on its own. A watchdog fails uploads
  * that never came, and recovers those whose notification was lost.
  *
  * An accepted upload is final: the form can write its key again until it expires, so the arrived
@@ -91,6 +93,8 @@ export interface UploadDeps {
   sources: Sources;
   /** Told `source.failed` when an upload is refused or never arrives. */
   events?: WebhookEvents | undefined;
+  /** The workspace caps (an awaited upload is a source); the default limits when not given. */
+  caps?: Caps | undefined;
 }
 
 export class Uploads {

@@ -35,6 +35,17 @@ export interface BundleWriterDeps {
 
 export type ExportOutcome = "ready" | "continues" | "gone" | "done already" | "busy" | "failed";
 
+/** The longest delay SQS gives a message. */
+const MAX_DELAY_SECONDS = 900;
+
+/**
+ * The size a part is written at: `partBytes`, one more `partBytes` every thousand parts. The job
+ * record lists the parts (an ETag each, in an item of 400 KB at most, about 6,000 of them), and
+ * S3 takes 10,000: growing parts reach about 190 GB of bundle at the 6,000th part.
+ */
+const partSize = (partBytes: number, partNumber: number) =>
+  partBytes * (1 + Math.floor((partNumber - 1) / 1000));
+
 /** Why a lease stopped being ours: another worker took the job over. */
 class LeaseLost extends Error {}
 
@@ -51,7 +62,13 @@ export async function writeBundle(
   if (found.status === "ready" || found.status === "failed") return "done already";
   const started = now();
   const taken = await jobs.take(found, started, started + deps.settings.leaseMs);
-  if (!taken) return "busy";
+  if (!taken) {
+    // Another delivery holds the job. Should its worker have died, nothing else would carry the
+    // export on: this message comes back when that lease ends (SQS delays 15 minutes at most).
+    const wait = Math.ceil((found.leaseUntil - started) / 1000) + 1;
+    await deps.queue.send(message, Math.min(MAX_DELAY_SECONDS, Math.max(1, wait)));
+    return "busy";
+  }
   const held = { job: taken };
   try {
     return await writeSlice(deps, held, started, message);
@@ -125,7 +142,7 @@ async function writeSlice(
   for await (const line of bundleLines(deps.bundle, job.workspaceId, job.position)) {
     add(line.text);
     counts[line.kind]++;
-    if (buffered < settings.partBytes) continue;
+    if (buffered < partSize(settings.partBytes, job.parts.length + 1)) continue;
     await flush(line.after);
     if (now() - started >= settings.sliceMs) {
       // The rest goes to the next message: this one ends within its slice.

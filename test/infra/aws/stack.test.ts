@@ -29,6 +29,7 @@ import {
   NEAR_TIMEOUT,
 } from "../../../infra/aws/constructs/monitoring.js";
 import { eventBridgeCron } from "../../../infra/aws/constructs/schedules.js";
+import { BACKUP_RULES } from "../../../infra/aws/constructs/storage.js";
 import { deploySettings, readSettingsFile } from "../../../infra/aws/settings.js";
 import { KbIntelStack } from "../../../infra/aws/stack.js";
 import { MAX_RECEIVE_COUNT } from "../../../lib/config.js";
@@ -452,7 +453,9 @@ describe("the stack", () => {
         "s3:GetObject",
         "s3:PutObject",
       ],
-      "webhooks-api": [...write],
+      "webhooks-api": [...write, "kms:GenerateDataKey"],
+      // A presigned download URL is a read of the bundle, signed with the function's role.
+      "exports-api": [...write, ...list, "s3:GetObject"],
       "docs-api": [],
       "console-web": [],
       "index-worker": [
@@ -484,7 +487,8 @@ describe("the stack", () => {
         "s3:GetObject",
         "s3:PutObject",
       ],
-      "webhooks-worker": [...write, ...consume],
+      "webhooks-worker": [...write, ...consume, "kms:Decrypt"],
+      "export-worker": [...write, ...consume, ...list, "s3:GetObject", "s3:PutObject"],
       watchdog: [...write, ...list, "s3:DeleteObject", "s3:GetObject", "s3:PutObject"],
       "competitor-sweep": [...read],
       refresh: [...write],
@@ -509,7 +513,7 @@ describe("the stack", () => {
         const resource = JSON.stringify(st.Resource);
         if ([st.Action].flat().some((a) => a.startsWith("s3:") && a !== "s3:ListBucket")) {
           expect(resource, fn.name).toMatch(
-            /\/(ws\/\*\/(kb|competitors)\/\*\/\*|uploads\/ws\/\*\/kb\/\*\/upload|search\/\*)"/,
+            /\/(ws\/\*\/(kb|competitors)\/\*\/\*|uploads\/ws\/\*\/kb\/\*\/upload|search\/\*|exports\/ws\/\*\/\*)"/,
           );
         }
         expect(resource, fn.name).not.toMatch(/\/index\/\*/);
@@ -887,7 +891,9 @@ describe("deploys", () => {
     }
     expect(queueWorkers.filter((w) => w.recursion?.allow).map((w) => w.name)).toEqual([
       "crawl-worker",
+      "competitor-check-worker",
       "webhooks-worker",
+      "export-worker",
     ]);
   });
 });
@@ -1168,6 +1174,125 @@ describe("every function's code", () => {
     const size = (await bytesIn(bundle.dir)) + (await nodeModulesBytes(fn.nodeModules ?? []));
     expect(size).toBeGreaterThan(bundle.bytes);
     expect(size).toBeLessThan(LAMBDA_UNZIPPED);
+  });
+});
+
+describe("data protection", () => {
+  type Full = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
+  const ofType = (t: Template, type: string) =>
+    Object.values(t.toJSON().Resources as Record<string, Full>).filter((r) => r.Type === type);
+  /** The stack as a dev stage that turned both off builds it. */
+  const unprotected = () =>
+    Template.fromStack(
+      new KbIntelStack(cdkApp(), "Unprotected", {
+        bundles,
+        settings: deploySettings(pinned, {
+          ...OVERRIDES,
+          DELETION_PROTECTION: "false",
+          BACKUPS: "false",
+        }),
+      }),
+    );
+
+  it("are on in the committed settings", () => {
+    expect(pinned).toMatchObject({ DELETION_PROTECTION: true, BACKUPS: true });
+    expect(deploySettings(pinned).dataProtection).toEqual({
+      deletionProtection: true,
+      backups: true,
+    });
+    // Left out of the file, they are on too.
+    const { DELETION_PROTECTION, BACKUPS, ...bare } = pinned;
+    expect(deploySettings(bare).dataProtection).toEqual({
+      deletionProtection: true,
+      backups: true,
+    });
+    expect(() => deploySettings(pinned, { BACKUPS: "nope" })).toThrow(/BACKUPS: nope/);
+  });
+
+  it("keep the table from deletion, and back it up daily and monthly into a vault of its own", () => {
+    const [table] = ofType(template, "AWS::DynamoDB::Table");
+    expect(table?.Properties.DeletionProtectionEnabled).toBe(true);
+    expect(table?.DeletionPolicy).toBe("Retain");
+    expect(ofType(template, "AWS::S3::Bucket")[0]?.DeletionPolicy).toBe("Retain");
+
+    const [vault] = ofType(template, "AWS::Backup::BackupVault");
+    expect(vault?.Properties.BackupVaultName).toBe(`${PREFIX}-backups`);
+    expect(vault?.DeletionPolicy).toBe("Retain");
+    const plans = ofType(template, "AWS::Backup::BackupPlan");
+    expect(plans).toHaveLength(1);
+    const plan = plans[0]?.Properties.BackupPlan as {
+      BackupPlanRule: Array<Record<string, unknown>>;
+    };
+    const rules = plan.BackupPlanRule;
+    expect(rules.map((r) => [r.RuleName, r.ScheduleExpression, r.Lifecycle])).toEqual(
+      BACKUP_RULES.map((rule) => [
+        rule.name,
+        expect.stringMatching(/^cron\(/),
+        { DeleteAfterDays: rule.keepDays },
+      ]),
+    );
+    expect(Math.min(...BACKUP_RULES.map((r) => r.keepDays))).toBeGreaterThanOrEqual(35);
+    for (const rule of rules) {
+      expect(rule.TargetBackupVault).toEqual({
+        "Fn::GetAtt": [expect.stringMatching(/^StorageBackupVault/), "BackupVaultName"],
+      });
+    }
+    const [selection] = ofType(template, "AWS::Backup::BackupSelection");
+    expect(JSON.stringify(selection?.Properties.BackupSelection)).toMatch(
+      /"Resources":\[\{"Fn::GetAtt":\["StorageTable[0-9A-F]+","Arn"\]\}\]/,
+    );
+  });
+
+  it("seal webhook secrets under a KMS key of the stage that rotates, kept with the table", () => {
+    const keys = ofType(template, "AWS::KMS::Key");
+    expect(keys).toHaveLength(1);
+    expect(keys[0]?.Properties.EnableKeyRotation).toBe(true);
+    expect(keys[0]?.DeletionPolicy).toBe("Retain");
+    template.hasResourceProperties("AWS::KMS::Alias", { AliasName: `alias/${PREFIX}-data` });
+    const keyId = Object.keys(template.findResources("AWS::KMS::Key"))[0] as string;
+    for (const fn of ourFunctions()) {
+      expect(fn.Properties.Environment.Variables.DATA_KEY_ID).toEqual({
+        "Fn::GetAtt": [keyId, "Arn"],
+      });
+    }
+    // Only the webhooks functions may use it: the API to seal, the worker to open.
+    const kms = (name: string) =>
+      statementsOf(name).filter((st) => [st.Action].flat().some((a) => a.startsWith("kms:")));
+    for (const fn of [...apiFunctions, ...queueWorkers, ...scheduledFunctions]) {
+      const expected =
+        fn.name === "webhooks-api"
+          ? ["kms:GenerateDataKey"]
+          : fn.name === "webhooks-worker"
+            ? ["kms:Decrypt"]
+            : [];
+      expect(
+        kms(fn.name).flatMap((st) => [st.Action].flat()),
+        fn.name,
+      ).toEqual(expected);
+      for (const st of kms(fn.name)) {
+        expect(st.Resource, fn.name).toEqual({ "Fn::GetAtt": [keyId, "Arn"] });
+      }
+    }
+  });
+
+  it("are off, for a dev stage, when the settings say so", () => {
+    const dev = unprotected();
+    const [table] = ofType(dev, "AWS::DynamoDB::Table");
+    expect(table?.Properties.DeletionProtectionEnabled).toBe(false);
+    expect(table?.DeletionPolicy).toBe("Delete");
+    expect(table?.Properties.PointInTimeRecoverySpecification).toEqual({
+      PointInTimeRecoveryEnabled: true,
+    });
+    for (const type of [
+      "AWS::Backup::BackupVault",
+      "AWS::Backup::BackupPlan",
+      "AWS::Backup::BackupSelection",
+    ]) {
+      expect(ofType(dev, type), type).toEqual([]);
+    }
+    expect(ofType(dev, "AWS::KMS::Key")[0]?.DeletionPolicy).toBe("Delete");
+    // The bucket is kept either way: CloudFormation cannot delete a bucket that holds objects.
+    expect(ofType(dev, "AWS::S3::Bucket")[0]?.DeletionPolicy).toBe("Retain");
   });
 });
 

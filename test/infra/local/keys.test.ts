@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,8 +10,13 @@ import {
   NotFoundException,
 } from "@aws-sdk/client-kms";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCAL_KEY, LocalKms } from "../../../infra/local/keys.js";
-import { DataKeys, type SealedSecret } from "../../../lib/store/keys.js";
+import { LOCAL_KEY, LocalKms, localKeyFile } from "../../../infra/local/keys.js";
+import { startLocal } from "../../../infra/local/runtime.js";
+import { loadConfig } from "../../../lib/config.js";
+import { newId } from "../../../lib/ids.js";
+import { createStores } from "../../../lib/store/clients.js";
+import { DataKeys, isSealed, type SealedSecret } from "../../../lib/store/keys.js";
+import { wsKey } from "../../../lib/store/table.js";
 
 /**
  * Envelope encryption (lib/store/keys.ts) through the AWS SDK's KMS client against the local
@@ -146,4 +152,64 @@ describe("sealed secrets", () => {
     for (let i = 0; i < 3; i++) expect(await every.open(sealed, context)).toBe("whsec_a");
     expect(uncached.sent).toEqual(["Decrypt", "Decrypt", "Decrypt"]);
   });
+});
+
+describe("a local runtime's data directory", () => {
+  it("keeps the runtime's key across restarts, and migrate-index seals the secrets kept in plain text", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "kb-kms-"));
+    const start = () => startLocal({ port: 0, host: "127.0.0.1", dataDir, retryDelayMs: 5 });
+    const id = newId("webhook");
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    try {
+      let runtime = await start();
+      const workspaceId = runtime.workspaceId;
+      const key = { pk: wsKey(workspaceId), sk: `WEBHOOK#${id}` };
+      // An endpoint as the service stored it before secrets were sealed.
+      await createStores(loadConfig()).table.put({
+        ...key,
+        workspaceId,
+        id,
+        url: "https://hooks.example.com/kb",
+        events: ["source.indexed"],
+        description: null,
+        secret,
+        createdAt: new Date().toISOString(),
+      });
+      await runtime.close();
+      expect((await stat(localKeyFile(dataDir))).mode & 0o777).toBe(0o600);
+
+      const migrated = await new Promise<string>((resolve, reject) =>
+        execFile(
+          "node_modules/.bin/tsx",
+          ["infra/admin/migrate-index-cli.ts"],
+          {
+            env: { ...process.env, DATA_DIR: dataDir, TABLE_NAME: "", BUCKET_NAME: "" },
+            encoding: "utf8",
+          },
+          (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(stdout)),
+        ),
+      );
+      expect(migrated).toContain(`${workspaceId}: `);
+      expect(migrated).toContain("1 webhook secrets sealed");
+
+      runtime = await start();
+      try {
+        const stored = await createStores(loadConfig()).table.get(key.pk, key.sk);
+        expect(stored).not.toHaveProperty("secret");
+        expect(isSealed(stored?.sealedSecret)).toBe(true);
+        // The restarted runtime's KMS opens what the command sealed: one key, kept in DATA_DIR.
+        const keys = new DataKeys(client(process.env.AWS_ENDPOINT_URL_KMS ?? ""), LOCAL_KEY.alias);
+        const opened = await keys.open(stored?.sealedSecret as SealedSecret, {
+          purpose: "webhook-signing-secret",
+          workspaceId,
+          endpointId: id,
+        });
+        expect(opened).toBe(secret);
+      } finally {
+        await runtime.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

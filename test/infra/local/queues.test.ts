@@ -302,7 +302,8 @@ describe("Lambda's recursive loop detection, locally", () => {
     const seen: SQSRecord[] = [];
     queues.create("jobs");
     queues.send("jobs", "0");
-    queues.consume("jobs", relay(queues, sqs, seen), loop("Terminate"));
+    // Bounded, so that without the guard the chain ends (at 40) instead of running on.
+    queues.consume("jobs", relay(queues, sqs, seen, { until: 40 }), loop("Terminate"));
     await queues.idle();
     vi.restoreAllMocks();
 
@@ -322,10 +323,10 @@ describe("Lambda's recursive loop detection, locally", () => {
     const pongs: SQSRecord[] = [];
     queues.create("ping");
     queues.create("pong");
-    queues.consume("ping", relay(queues, sqs, pings, { next: "pong" }), {
+    queues.consume("ping", relay(queues, sqs, pings, { next: "pong", until: 40 }), {
       functionName: "ping",
     });
-    queues.consume("pong", relay(queues, sqs, pongs, { next: "ping" }), {
+    queues.consume("pong", relay(queues, sqs, pongs, { next: "ping", until: 40 }), {
       functionName: "pong",
     });
     queues.send("ping", "0");
