@@ -144,11 +144,12 @@ describe("bad input", () => {
   it("says why a body with both url and text is refused", async () => {
     const res = await post('{"text":"a","url":"https://example.com"}');
     const body = (await res.json()) as {
-      error: { details: { issues: Array<{ message: string }> } };
+      error: { details: { issues: Array<{ path: string; message: string }> } };
     };
-    expect(body.error.details.issues.map((i) => i.message)).toContain(
-      "Give either `text` or `url`, not both",
-    );
+    expect(body.error.details.issues).toEqual([
+      { path: "text", message: "Give either `text` or `url`, not both" },
+      { path: "url", message: "Give either `text` or `url`, not both" },
+    ]);
   });
 
   it("answers 413 to text over the documented limit and to bodies over the body limit", async () => {

@@ -80,9 +80,18 @@ export const CreateSourceBody = z
       ctx.addIssue({ code: "custom", message: "Only a `url` can be refreshed", path: ["refresh"] });
     }
     if (body.text !== undefined && body.url !== undefined) {
-      ctx.addIssue({ code: "custom", message: "Give either `text` or `url`, not both", path: [] });
+      // The issue is about both fields: each is named, so a client can mark either.
+      for (const field of ["text", "url"]) {
+        ctx.addIssue({
+          code: "custom",
+          message: "Give either `text` or `url`, not both",
+          path: [field],
+        });
+      }
     } else if (body.text === undefined && body.url === undefined) {
-      ctx.addIssue({ code: "custom", message: "Give `text` or `url`", path: [] });
+      for (const field of ["text", "url"]) {
+        ctx.addIssue({ code: "custom", message: "Give `text` or `url`", path: [field] });
+      }
     } else if (body.text !== undefined && body.text.trim() === "") {
       ctx.addIssue({ code: "custom", message: "`text` is empty", path: ["text"] });
     }
