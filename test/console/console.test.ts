@@ -31,6 +31,7 @@ const API_KEY = "console-e2e-key-0123456789abcdef";
 /** The page and its two assets (64 KB together at most, assets.test.ts), uncompressed. */
 const PAGE_BUDGET_BYTES = 66 * 1024;
 const LAUNCH_PLAN = "# Launch plan\nThe spring launch targets mid-market SaaS teams in Europe.";
+const PRICING = "# Pricing\nThe Growth plan costs $99 per month and includes unlimited seats.";
 
 let dataDir: string;
 let server: LocalProcess;
@@ -156,9 +157,7 @@ describe("the console in Chromium", () => {
 
   it("adds a text source and shows it becoming indexed", async () => {
     await page.getByLabel("Name", { exact: true }).first().fill("Pricing");
-    await page
-      .getByLabel("Text (required)")
-      .fill("# Pricing\nThe Growth plan costs $99 per month and includes unlimited seats.");
+    await page.getByLabel("Text (required)").fill(PRICING);
     await page.getByRole("button", { name: "Add text" }).click();
     await sourceCard("Pricing").locator(".badge.indexed").waitFor({ timeout: 20_000 });
     // Renamed in place, from the keyboard.
@@ -221,7 +220,8 @@ describe("the console in Chromium", () => {
   it("shows today's usage of each quota, counting the work done so far", async () => {
     await go("Settings");
     const quota = (name: string) => page.getByRole("progressbar", { name: `${name} used today` });
-    // One chat answer is one model call; the dropped file's bytes went through the upload quota.
+    // One chat answer is one model call; the text's and the dropped file's bytes went through the
+    // upload quota.
     await expect
       .poll(() => quota("Model calls").evaluate((p) => (p as HTMLProgressElement).value), {
         timeout: 10_000,
@@ -229,7 +229,7 @@ describe("the console in Chromium", () => {
       .toBe(1);
     const usage = page.getByRole("list", { name: "Quotas" });
     expect(await usage.locator("[data-quota=model_calls]").innerText()).toContain("1 / 2,000");
-    const uploaded = Buffer.byteLength(LAUNCH_PLAN);
+    const uploaded = Buffer.byteLength(PRICING) + Buffer.byteLength(LAUNCH_PLAN);
     expect(await usage.locator("[data-quota=upload_bytes]").innerText()).toContain(
       `${uploaded} B / 1 GB`,
     );
