@@ -54,6 +54,8 @@ export function storageOptions(s3: S3Endpoint | undefined): Record<string, strin
   if (!s3) return undefined;
   return {
     endpoint: s3.endpoint,
+    // The engine reads AWS_ENDPOINT_URL_S3 from the environment over `endpoint`; this key wins.
+    aws_endpoint_url_s3: s3.endpoint,
     region: s3.region,
     aws_access_key_id: s3.accessKeyId,
     aws_secret_access_key: s3.secretAccessKey,

@@ -5,9 +5,10 @@
  * (`s3://<bucket>/search`): a persisted full-text index and vector tables that a fresh process
  * opens in milliseconds instead of rebuilding an index from every chunk set. Each workspace is its
  * own database under `<base>/<workspaceId>/`, so a query names one workspace and can open nothing
- * else. Writes replace one source's rows in one commit per table and run under a per-workspace
- * writer lock (`WriterLock`), because on S3 without conditional writes two concurrent commits can
- * silently lose one. It knows nothing of sources' records, enablement or embeddings models: the
+ * else. Its rows live in tiers (`tiers.ts`): a small recent table that every write replaces its
+ * sources in, and immutable segments merged geometrically, so a write costs the source and not
+ * the corpus. Writes run under a per-workspace writer lock (`WriterLock`), because on S3 without
+ * conditional writes two concurrent commits can silently lose one. It knows nothing of sources' records, enablement or embeddings models: the
  * knowledge domain passes in rows, filters and query vectors, and data never flows back.
  *
  * Code outside the folder imports this file, which lists its public surface. One exception: the

@@ -4,19 +4,31 @@ import type { SearchLocation } from "./engine.js";
 export interface SearchIndexOptions {
   location: SearchLocation;
   lock: WriterLock;
-  /** Workspaces whose open tables are kept between searches (least recently used go first). */
-  maxOpenWorkspaces?: number;
+  /**
+   * Memory the workspaces kept open between searches may hold (connections and table handles, by
+   * an estimate per table; least recently used go first).
+   */
+  openWorkspacesBytes?: number;
   /** Memory for the engine's cache of index pages, shared by every workspace. */
   indexCacheBytes?: number;
   /**
-   * Chunks the recent table gathers before a write folds them into the chunks table (that many
-   * at a time), and vectors written since a vector table's last optimize before a write
-   * optimizes it (see `writeChunks`).
+   * Rows a recent table gathers before a write seals them into a segment (see `tiers.ts`): a
+   * write's cost is bounded by it.
    */
   foldAfterRows?: number;
-  /** Small data files after which a write compacts a vector table. */
-  optimizeAfterFragments?: number;
-  /** Vectors in a space after which the space gets an approximate (IVF-RaBitQ) index; flat below. */
+  /** Segments of one level that are merged into one of the next. */
+  mergeFactor?: number;
+  /** Segments stop merging at this many rows: the largest merge, its time and memory. */
+  maxSegmentRows?: number;
+  /** Rows a merge or seal copies at a time (memory). */
+  copyBatchRows?: number;
+  /**
+   * How long a table a merge replaced, and an old version of a recent table, are kept after they
+   * stop being the latest: above `readConsistencySeconds`, the age of the oldest version a reader
+   * may still hold.
+   */
+  versionGraceSeconds?: number;
+  /** Vectors in a segment from which it gets an approximate (IVF-RaBitQ) index; flat below. */
   vectorIndexAfterRows?: number;
   /**
    * Chunk tables up to this many rows have their full-text indexes held whole in the engine's
@@ -32,8 +44,8 @@ export interface SearchIndexOptions {
   /**
    * How stale a search without a newer `generation` may be: an open table looks for a newer
    * version (a listing of the store, the slowest request of a search) when it was last checked
-   * longer ago than this. 0: on every search. It also bounds how old a version a reader holds,
-   * far below the hour an optimize keeps old versions for.
+   * longer ago than this. 0: on every search. It also bounds how old a version a reader holds
+   * (see `versionGraceSeconds`).
    */
   readConsistencySeconds?: number;
 }
@@ -43,10 +55,13 @@ export type SearchSettings = Required<SearchIndexOptions>;
 
 export function withDefaults(options: SearchIndexOptions): SearchSettings {
   return {
-    maxOpenWorkspaces: 32,
+    openWorkspacesBytes: 64 * 1024 * 1024,
     indexCacheBytes: 256 * 1024 * 1024,
     foldAfterRows: 2_000,
-    optimizeAfterFragments: 64,
+    mergeFactor: 4,
+    maxSegmentRows: 500_000,
+    copyBatchRows: 20_000,
+    versionGraceSeconds: 30,
     vectorIndexAfterRows: 5_000,
     minSimilarity: 0.3,
     protectedLexical: 5,

@@ -1,6 +1,6 @@
 import type { Table as LanceTable } from "@lancedb/lancedb";
 import { logger } from "../log.js";
-import { INDEXED_COLUMNS, indexName, RECENT_CHUNKS_TABLE, TEXT_TERMS } from "./rows.js";
+import { INDEXED_COLUMNS, indexName, TEXT_TERMS } from "./rows.js";
 
 /** A workspace's chunk tables whose full-text indexes are held whole in the engine's cache. */
 export class Prewarmer {
@@ -12,18 +12,17 @@ export class Prewarmer {
    * `maxRows` rows, so that a warm search reads only its hits' rows from the store: LanceDB 0.31
    * otherwise reads the index's posting lists and document table on every search (see
    * docs/decisions/0001-search-engine.md). Each version of a table is looked at once, and
-   * prewarmed when a search first sees the table, and then: the recent table at every version, as
-   * every write that adds rows to it rebuilds its index (and it is small); the chunks table when
-   * its index holds more rows than before, as only a fold adds rows to it, by a rebuild, while a
-   * deletion alone leaves the cached index valid. Searches of a version wait for its prewarm,
-   * about a quarter of a second at 100k rows on the S3 emulator. A prewarm that fails costs
-   * speed, never a result.
+   * prewarmed when a search first sees the table, and then: a recent table (`mutable`) at every
+   * version, as every write that adds rows to it rebuilds its index (and it is small); a segment
+   * never again, as it only loses rows, by deletion files that leave the cached index valid.
+   * Searches of a version wait for its prewarm, about a quarter of a second at 100k rows on the
+   * S3 emulator. A prewarm that fails costs speed, never a result.
    */
-  async warm(name: string, table: LanceTable, maxRows: number): Promise<void> {
+  async warm(name: string, table: LanceTable, maxRows: number, mutable: boolean): Promise<void> {
     const version = await table.version();
     let known = this.warmed.get(name);
     if (known?.version !== version) {
-      const indexedRows = this.prewarm(name, table, maxRows, known?.indexedRows);
+      const indexedRows = this.prewarm(name, table, maxRows, mutable, known?.indexedRows);
       known = { version, indexedRows };
       this.warmed.set(name, known);
     }
@@ -35,6 +34,7 @@ export class Prewarmer {
     name: string,
     table: LanceTable,
     maxRows: number,
+    mutable: boolean,
     previous: Promise<number> | undefined,
   ): Promise<number> {
     try {
@@ -42,7 +42,7 @@ export class Prewarmer {
       if (rows === 0 || rows > maxRows) return -1;
       const stats = await table.indexStats(indexName(TEXT_TERMS));
       const indexedRows = stats?.numIndexedRows ?? 0;
-      if (name === RECENT_CHUNKS_TABLE || indexedRows > before) {
+      if (mutable || indexedRows > before) {
         await Promise.all(INDEXED_COLUMNS.map((column) => table.prewarmIndex(indexName(column))));
       }
       return indexedRows;

@@ -2,14 +2,9 @@ import type { Table as LanceTable } from "@lancedb/lancedb";
 import { type Engine, engine } from "./engine.js";
 import { type SearchFilters, sqlString, wherePredicate } from "./filters.js";
 import type { SearchSettings } from "./options.js";
-import {
-  CHUNKS_TABLE,
-  HEADING_TERMS,
-  RECENT_CHUNKS_TABLE,
-  TEXT_TERMS,
-  vectorsTable,
-} from "./rows.js";
+import { CHUNKS_FAMILY, HEADING_TERMS, TEXT_TERMS, vectorsFamily } from "./rows.js";
 import { fuse, lexicalScore, type Ranked, vectorScore } from "./scores.js";
+import { liveTables, RECENT_LEVEL, readRegistry } from "./segments.js";
 import { contentTerms, queryTerms } from "./terms.js";
 import { checkWorkspace, type OpenWorkspace, type Workspaces } from "./workspaces.js";
 
@@ -61,6 +56,10 @@ type QuerySettings = Pick<
  * The chunks that best answer a query, best first. Lexical (BM25 over the words of the text and,
  * boosted, the heading) without a vector; hybrid with one (see `fuse`). Filters are applied by
  * the engine before ranking. A workspace with nothing indexed answers no hits.
+ *
+ * A search that finds a table gone under it (a merge's input dropped, or a recent table's
+ * version pruned, while this process held a version older than the grace) opens the workspace
+ * afresh and searches once more, on the registry's latest version.
  */
 export async function searchWorkspace(
   settings: QuerySettings,
@@ -74,10 +73,24 @@ export async function searchWorkspace(
   }
   const where = wherePredicate(query.filters);
   if (where === null) return [];
+  try {
+    return await searchOpen(settings, await workspaces.get(workspaceId), query, where);
+  } catch (error) {
+    if (!(error instanceof Error && /not found/i.test(error.message))) throw error;
+    workspaces.forget(workspaceId);
+    return searchOpen(settings, await workspaces.get(workspaceId), query, where);
+  }
+}
+
+async function searchOpen(
+  settings: QuerySettings,
+  workspace: OpenWorkspace,
+  query: SearchQuery,
+  where: string | undefined,
+): Promise<SearchHit[]> {
   const eng = await engine();
-  const workspace = await workspaces.get(workspaceId);
   await workspace.catchUp(query.generation);
-  const chunks = await searchable(workspace, settings.prewarmMaxRows);
+  const chunks = await familyTables(workspace, CHUNKS_FAMILY, settings.prewarmMaxRows);
   if (chunks.length === 0) return [];
   const terms = queryTerms(query.text);
   const { vector: queryVector, space } = query;
@@ -123,13 +136,24 @@ export async function searchWorkspace(
   });
 }
 
-/** The workspace's chunk tables, their indexes prewarmed (see `Prewarmer.warm`). */
-async function searchable(workspace: OpenWorkspace, prewarmMaxRows: number): Promise<LanceTable[]> {
+/**
+ * A family's live tables as the registry lists them, oldest first; the chunk tables' full-text
+ * indexes prewarmed (see `Prewarmer.warm`).
+ */
+async function familyTables(
+  workspace: OpenWorkspace,
+  family: string,
+  prewarmMaxRows: number,
+): Promise<LanceTable[]> {
+  const registry = await readRegistry(workspace, false);
   const found = await Promise.all(
-    [CHUNKS_TABLE, RECENT_CHUNKS_TABLE].map(async (name) => {
-      const table = await workspace.table(name);
+    liveTables(registry.segments, family).map(async (segment) => {
+      const table = await workspace.table(segment.name);
       if (!table) return [];
-      await workspace.prewarmer.warm(name, table, prewarmMaxRows);
+      if (family === CHUNKS_FAMILY) {
+        const mutable = segment.level === RECENT_LEVEL;
+        await workspace.prewarmer.warm(segment.name, table, prewarmMaxRows, mutable);
+      }
       return [table];
     }),
   );
@@ -137,9 +161,9 @@ async function searchable(workspace: OpenWorkspace, prewarmMaxRows: number): Pro
 }
 
 /**
- * BM25 over both chunk tables, each by its index alone (`fastSearch`: rows an index does not
- * hold yet are the ones 0.31 misranks). Each table scores by its own statistics, so a recent
- * chunk's score may differ a little from what it gets once folded in.
+ * BM25 over a family's chunk tables, each by its index alone (`fastSearch`: rows an index does
+ * not hold yet are the ones 0.31 misranks). Each table scores by its own statistics, so a chunk's
+ * score may differ a little from table to table.
  */
 async function lexicalHits(
   { lance }: Engine,
@@ -172,7 +196,8 @@ async function lexicalHits(
       return search.toArray() as Promise<Array<HitRow & { _score: number }>>;
     }),
   );
-  // A fold copies rows before it deletes them: an id found in both tables counts once.
+  // A seal or merge copies rows before the old copies leave, and a write adds a source's new rows
+  // before its old ones leave: an id found in several tables counts once, from the newest.
   const hits = new Map<string, { row: HitRow; score: number }>();
   for (const row of found.flat()) {
     hits.set(row.id, { row: plain(row), score: lexicalScore(row._score) });
@@ -180,6 +205,7 @@ async function lexicalHits(
   return [...hits.values()].sort((a, b) => b.score - a.score).slice(0, limit);
 }
 
+/** The nearest vectors over a space's tables, best first; an id in several counts once. */
 async function nearest(
   workspace: OpenWorkspace,
   space: string,
@@ -188,18 +214,25 @@ async function nearest(
   limit: number,
   minSimilarity: number,
 ): Promise<Ranked[]> {
-  const table = await workspace.table(vectorsTable(space));
-  if (!table) return [];
-  let search = table
-    .vectorSearch(Array.from(vector))
-    .distanceType("cosine")
-    .select(["id", "_distance"])
-    .limit(limit);
-  if (where) search = search.where(where);
-  const rows = (await search.toArray()) as Array<{ id: string; _distance: number }>;
-  return rows
-    .map((row) => ({ id: row.id, score: vectorScore(row._distance) }))
-    .filter((hit) => hit.score >= minSimilarity);
+  const tables = await familyTables(workspace, vectorsFamily(space), 0);
+  const found = await Promise.all(
+    tables.map((table) => {
+      let search = table
+        .vectorSearch(Array.from(vector))
+        .distanceType("cosine")
+        .select(["id", "_distance"])
+        .limit(limit);
+      if (where) search = search.where(where);
+      return search.toArray() as Promise<Array<{ id: string; _distance: number }>>;
+    }),
+  );
+  const best = new Map<string, number>();
+  for (const row of found.flat()) best.set(row.id, vectorScore(row._distance));
+  return [...best]
+    .map(([id, score]) => ({ id, score }))
+    .filter((hit) => hit.score >= minSimilarity)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, limit);
 }
 
 /** A row of the engine's answer as a plain object with only the hit's columns. */

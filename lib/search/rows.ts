@@ -3,10 +3,10 @@ import { indexedTerms } from "./terms.js";
 
 /**
  * What the index stores: the search module's own row types, independent of the knowledge domain
- * that feeds it. Each workspace has two tables of chunks (text, searched lexically): `chunks`, the
- * bulk of them, and `recent_chunks`, those written since it was last folded into `chunks` (see
- * `writeChunks`); and one `vectors_<space>` table per embedding space, so spaces never mix and
- * lexical search needs no embeddings.
+ * that feeds it. A workspace's rows come in families: its chunks (text, searched lexically), and
+ * the vectors of each embedding space (`vectors_<space>`), so spaces never mix and lexical search
+ * needs no embeddings. Each family is a recent table and segments (see `tiers.ts`), listed in the
+ * workspace's registry (`segments.ts`).
  */
 
 /** A source as the index knows it: what its rows are filtered by. */
@@ -36,22 +36,52 @@ export interface SourceDocument {
   vectors?: SourceVectors;
 }
 
-export const CHUNKS_TABLE = "chunks";
-export const RECENT_CHUNKS_TABLE = "recent_chunks";
+export const CHUNKS_FAMILY = "chunks";
 const VECTORS_PREFIX = "vectors_";
+/** The registry of the workspace's tables (see `segments.ts`). */
+export const SEGMENTS_TABLE = "segments";
+/** The registry of vector tables of the layout before `segments`, read to carry it over. */
+export const LEGACY_SPACES_TABLE = "spaces";
+
+/** A table of the workspace's registry (see `segments.ts`). */
+export interface Segment {
+  /** The table's name in the workspace's database. */
+  name: string;
+  /** `chunks`, or `vectors_<space>`. */
+  family: string;
+  /** `RECENT_LEVEL` for the recent table; 0 and up for segments, by their rows (see `levelOf`). */
+  level: number;
+  /** Rows when it was written (deletes since are not counted). */
+  rows: number;
+  /**
+   * The sources it was written with, sorted: a write deletes a source's rows only from the
+   * segments that list it, so writing a new source costs no segment a commit. Empty for the
+   * recent table, which a write always replaces its sources in.
+   */
+  sources: string[];
+  /** When a merge replaced it (ms since the epoch), or 0 while it serves searches. */
+  retiredAt: number;
+}
+
+/** The registry as one version of it lists it; `sources` is read only when a writer asks. */
+export interface Registry {
+  segments: readonly Segment[];
+  /** The registry table's version it was read at; undefined when there is none yet. */
+  version: number | undefined;
+}
+
+/** A family's mutable table, which every write goes to. */
+export const recentTable = (family: string) => `recent_${family}`;
+
+/** Whether a family holds vectors (else chunks). */
+export const isVectorFamily = (family: string) => family.startsWith(VECTORS_PREFIX);
 const SPACE = /^[A-Za-z0-9_]{1,64}$/;
 
-/** The table of an embedding space; the space is a short name (letters, digits, `_`). */
-export function vectorsTable(space: string): string {
+/** The family of an embedding space; the space is a short name (letters, digits, `_`). */
+export function vectorsFamily(space: string): string {
   if (!SPACE.test(space)) throw new Error(`Invalid embedding space name: ${JSON.stringify(space)}`);
   return `${VECTORS_PREFIX}${space}`;
 }
-
-/**
- * A workspace's vector tables, one row each: found by this registry, not by listing the store,
- * because not every S3-compatible store answers the engine's listing (s3rver lists nothing).
- */
-export const SPACES_TABLE = "spaces";
 
 /** The full-text indexes: the words of the text and of the heading, each its own index. */
 export const TEXT_TERMS = "terms";
@@ -131,11 +161,6 @@ export function chunkSchema({ arrow }: Engine) {
     new Field(TEXT_TERMS, new Utf8(), false),
     new Field(HEADING_TERMS, new Utf8(), false),
   ]);
-}
-
-export function spacesSchema({ arrow }: Engine) {
-  const { Field, Schema, Utf8 } = arrow;
-  return new Schema([new Field("table", new Utf8(), false)]);
 }
 
 export function vectorSchema({ arrow }: Engine, dimensions: number) {

@@ -10,7 +10,7 @@ import { writeLocked, writeSources } from "./writes.js";
 /**
  * The search index of every workspace, as one process holds it. Open workspaces (a connection and
  * table handles, no rows) are kept for the next search, the least recently used dropped past
- * `maxOpenWorkspaces`; the engine's caches of index pages and metadata are one session shared by
+ * `openWorkspacesBytes`; the engine's caches of index pages and metadata are one session shared by
  * all of them, bounded by `indexCacheBytes`, so memory does not grow with the corpus.
  */
 export class SearchIndex {
@@ -48,7 +48,7 @@ export class SearchIndex {
     return writeSources(this.settings, this.workspaces, workspaceId, documents, options);
   }
 
-  /** Folds every row written into the workspace's indexes and compacts its tables. */
+  /** Brings every row written into an index: seals the recent tables, does every merge due. */
   async optimize(workspaceId: string): Promise<void> {
     await optimizeWorkspace(this.settings, this.workspaces, workspaceId);
   }

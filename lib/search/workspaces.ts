@@ -3,6 +3,7 @@ import { LRUCache } from "lru-cache";
 import { engine, openTable, storageOptions } from "./engine.js";
 import type { SearchSettings } from "./options.js";
 import { Prewarmer } from "./prewarm.js";
+import type { Registry } from "./rows.js";
 
 const WORKSPACE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -17,10 +18,16 @@ export class OpenWorkspace {
   readonly tables = new Map<string, Promise<LanceTable | undefined>>();
   /** Its chunk tables' full-text indexes held in the engine's cache (see `Prewarmer.warm`). */
   readonly prewarmer = new Prewarmer();
+  /** The registry of its tables as last read, and whether with each segment's sources. */
+  registry: { registry: Registry; withSources: boolean } | undefined;
   /** The highest generation a search brought, and the refresh of the open tables it started. */
   private generation: number | undefined;
   private caughtUp: Promise<unknown> = Promise.resolve();
-  constructor(readonly db: Connection) {}
+  constructor(
+    readonly db: Connection,
+    /** Told when a table is opened, so the workspaces kept open account for it. */
+    private readonly grew: () => void = () => {},
+  ) {}
 
   /**
    * Settles once the open tables hold every change counted up to `generation`: a higher one than
@@ -51,6 +58,7 @@ export class OpenWorkspace {
     if (!table) {
       table = openTable(this.db, name);
       this.tables.set(name, table);
+      this.grew();
       table.then(
         (opened) => opened ?? this.tables.delete(name),
         () => this.tables.delete(name),
@@ -62,20 +70,37 @@ export class OpenWorkspace {
 
 type WorkspaceSettings = Pick<
   SearchSettings,
-  "location" | "maxOpenWorkspaces" | "indexCacheBytes" | "readConsistencySeconds"
+  "location" | "openWorkspacesBytes" | "indexCacheBytes" | "readConsistencySeconds"
 >;
 
 /**
+ * What an open workspace is taken to hold outside the engine's caches: its connection, and per
+ * open table the handle with the table's manifest (its fragments and schema). An estimate on the
+ * safe side of what a handle held here (tens of kilobytes for a table of a few fragments).
+ */
+const CONNECTION_BYTES = 64 * 1024;
+const TABLE_BYTES = 256 * 1024;
+
+/**
  * The workspaces a process has open (a connection and table handles, no rows), kept for the next
- * search, the least recently used dropped past `maxOpenWorkspaces`; the engine's caches of index
- * pages and metadata are one session shared by all of them, bounded by `indexCacheBytes`.
+ * search, the least recently used dropped once their estimated memory passes
+ * `openWorkspacesBytes`: a process keeps many small workspaces open or fewer large ones (a large
+ * one has more segments). The engine's caches of index pages and metadata are one session shared
+ * by all of them, bounded by `indexCacheBytes`.
  */
 export class Workspaces {
   private readonly open: LRUCache<string, Promise<OpenWorkspace>>;
+  private readonly footprints = new Map<string, () => number>();
   private session: Session | undefined;
 
   constructor(private readonly settings: WorkspaceSettings) {
-    this.open = new LRUCache({ max: settings.maxOpenWorkspaces });
+    this.open = new LRUCache({
+      maxSize: settings.openWorkspacesBytes,
+      sizeCalculation: (_, workspaceId) => this.footprints.get(workspaceId)?.() ?? CONNECTION_BYTES,
+      dispose: (_, workspaceId, reason) => {
+        if (reason !== "set") this.footprints.delete(workspaceId);
+      },
+    });
   }
 
   /** The workspace's database, opened once and kept among the most recently used. */
@@ -87,6 +112,11 @@ export class Workspaces {
       this.open.set(workspaceId, open);
     }
     return open;
+  }
+
+  /** Counts a workspace's newly opened table against the memory its open workspaces may hold. */
+  private resize(workspaceId: string, open: Promise<OpenWorkspace>): void {
+    if (this.open.peek(workspaceId) === open) this.open.set(workspaceId, open);
   }
 
   /** Lets go of a workspace this process has open: its next use connects afresh. */
@@ -109,6 +139,11 @@ export class Workspaces {
       session: this.session,
       ...(options ? { storageOptions: options } : {}),
     });
-    return new OpenWorkspace(db);
+    const workspace: OpenWorkspace = new OpenWorkspace(db, () => {
+      const open = this.open.peek(workspaceId);
+      if (open) this.resize(workspaceId, open);
+    });
+    this.footprints.set(workspaceId, () => CONNECTION_BYTES + workspace.tables.size * TABLE_BYTES);
+    return workspace;
   }
 }

@@ -1,12 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { engine, storageOptions } from "../../lib/search/engine.js";
 import type {
   SearchHit,
   SearchIndex,
   SearchLocation,
   SourceDocument,
 } from "../../lib/search/index.js";
-import { doc, indexOn, type SearchStores, seeded, startSearchStores } from "./support.js";
+import {
+  doc,
+  indexOn,
+  openDatabase,
+  registryOf,
+  type SearchStores,
+  seeded,
+  startSearchStores,
+} from "./support.js";
 
 let stores: SearchStores;
 beforeAll(async () => {
@@ -209,12 +216,13 @@ describe.each([
       { maintain: false },
     );
     await indexOn(stores, locate(stores), { vectorIndexAfterRows: 300 }).optimize(ws);
-    const { lance } = await engine();
-    const location = locate(stores);
-    const db = await lance.connect(`${location.uri}/${ws}`, {
-      ...(location.s3 ? { storageOptions: storageOptions(location.s3) } : {}),
-    });
-    const table = await db.openTable("vectors_b8");
+    // The optimize sealed the space's 400 vectors into one segment, indexed once.
+    const [segment, ...others] = (await registryOf(locate(stores), ws)).filter(
+      (table) => table.family === "vectors_b8" && table.level >= 0,
+    );
+    expect(others).toEqual([]);
+    const db = await openDatabase(locate(stores), ws);
+    const table = await db.openTable(segment?.name ?? "");
     expect(await table.indexStats("vector_idx")).toMatchObject({ indexType: "IVF_RQ" });
     const target = vectors[123] as Float32Array;
     const hits = await index.search(ws, { text: "", vector: target, space: "b8", limit: 1 });

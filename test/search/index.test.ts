@@ -226,8 +226,9 @@ describe.each([
 });
 
 describe("open workspaces", () => {
-  it("past the bound, the least recently searched is closed and reopened when searched again", async () => {
-    const index = indexOn(stores, stores.disk, { maxOpenWorkspaces: 1 });
+  it("past the memory bound, the least recently searched is closed and reopened when searched again", async () => {
+    // One workspace's connection and two table handles (registry, recent chunks) fill it.
+    const index = indexOn(stores, stores.disk, { openWorkspacesBytes: 600 * 1024 });
     await index.replaceSource("ws_lru_a", doc("kb_a", ["lru alpha"]));
     await index.replaceSource("ws_lru_b", doc("kb_b", ["lru beta"]));
     for (let round = 0; round < 3; round++) {
@@ -241,6 +242,7 @@ describe("the search index's layout on disk", () => {
   it("is one database per workspace under the base directory", async () => {
     const index = indexOn(stores, stores.disk);
     await index.replaceSource("ws_layout", doc("kb_a", ["layout"]));
-    expect(existsSync(join(stores.disk.uri, "ws_layout", "chunks.lance"))).toBe(true);
+    expect(existsSync(join(stores.disk.uri, "ws_layout", "recent_chunks.lance"))).toBe(true);
+    expect(existsSync(join(stores.disk.uri, "ws_layout", "segments.lance"))).toBe(true);
   });
 });

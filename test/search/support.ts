@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { ensureTable, startDynamo, startS3 } from "../../infra/local/emulators.js";
+import { engine, storageOptions } from "../../lib/search/engine.js";
 import {
   DynamoWriterLock,
   type IndexedChunk,
@@ -95,3 +96,38 @@ export function doc(
 
 /** A seeded PRNG (the bench corpus's mulberry32), so "random" vectors are the same every run. */
 export { prng as seeded } from "../../bench/core/corpus.js";
+
+/** A workspace's database opened beside the index under test: the engine's own view of it. */
+export async function openDatabase(location: SearchLocation, workspaceId: string) {
+  const { lance } = await engine();
+  return lance.connect(`${location.uri}/${workspaceId}`, {
+    readConsistencyInterval: 0,
+    ...(location.s3 ? { storageOptions: storageOptions(location.s3) } : {}),
+  });
+}
+
+/** A table of the workspace's registry (`lib/search/segments.ts`), as the engine stores it. */
+export interface RegisteredTable {
+  name: string;
+  family: string;
+  level: number;
+  rows: number;
+  retired_at: number;
+}
+
+/** The workspace's registry rows, segments by name (oldest first), retired ones too. */
+export async function registryOf(
+  location: SearchLocation,
+  workspaceId: string,
+): Promise<RegisteredTable[]> {
+  const db = await openDatabase(location, workspaceId);
+  const rows = (await (
+    await db.openTable("segments")
+  )
+    .query()
+    .select(["name", "family", "level", "rows", "retired_at"])
+    .toArray()) as RegisteredTable[];
+  return rows
+    .map((row) => ({ ...row }))
+    .sort((a, b) => a.level - b.level || a.name.localeCompare(b.name));
+}
