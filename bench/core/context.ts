@@ -26,6 +26,15 @@ export function createContext(options: {
     ...options,
     runtime: getRuntime,
     stores: getStores,
+    async s3() {
+      await getRuntime();
+      return {
+        endpoint: process.env.AWS_ENDPOINT_URL_S3 ?? "",
+        region: process.env.AWS_REGION ?? "us-east-1",
+        accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? "",
+        secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? "",
+      };
+    },
     async workspace(name) {
       const { keys } = await getRuntime();
       const { id } = await keys.createWorkspace(name);

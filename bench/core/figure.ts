@@ -1,4 +1,5 @@
 import type { LocalRuntime } from "../../infra/local/runtime.js";
+import type { S3Endpoint } from "../../lib/search/index.js";
 import type { Stores } from "../../lib/store/clients.js";
 import type { IndexMessage, Queue } from "../../lib/store/queue.js";
 import type { Summary } from "./stats.js";
@@ -70,6 +71,13 @@ export interface BenchContext {
   runtime(): Promise<LocalRuntime>;
   /** The runtime's table, bucket and index queue, as the functions see them. */
   stores(): Promise<Stores>;
+  /**
+   * The runtime's S3 emulator, the one S3 endpoint a figure may use in this process: the runtime
+   * names it in `AWS_ENDPOINT_URL_S3`, and LanceDB takes that variable over the endpoint of its
+   * storage options, so an engine pointed at a second emulator would send it requests for buckets
+   * it does not have.
+   */
+  s3(): Promise<S3Endpoint>;
   /** A new workspace with a key on the runtime, so figures never see each other's data. */
   workspace(name: string): Promise<Workspace>;
   /**

@@ -2,10 +2,10 @@ import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import MiniSearch from "minisearch";
-import { ensureTable, startDynamo, startS3 } from "../../infra/local/emulators.js";
+import { ensureTable, startDynamo } from "../../infra/local/emulators.js";
 import { engine, storageOptions } from "../../lib/search/engine.js";
 import { sqlString } from "../../lib/search/filters.js";
 import {
@@ -14,11 +14,18 @@ import {
   type SearchLocation,
   type SourceDocument,
 } from "../../lib/search/index.js";
-import { CHUNKS_TABLE, chunkRows, vectorRows, vectorsTable } from "../../lib/search/rows.js";
+import {
+  CHUNKS_FAMILY,
+  chunkRows,
+  recentTable,
+  vectorRows,
+  vectorsFamily,
+} from "../../lib/search/rows.js";
 import { Table } from "../../lib/store/table.js";
 import { Corpus, prng } from "../core/corpus.js";
 import type { BenchContext, Figure, Table as ReportTable, Row } from "../core/figure.js";
 import { interleave, time, timeSync } from "../core/measure.js";
+import { objectBytes, removeObjects } from "../core/s3-objects.js";
 import { type Summary, summarize } from "../core/stats.js";
 import { batches, randomVector, source, sourceId, type Vectors } from "../search-engine/corpus.js";
 import { MINISEARCH_OPTIONS, type SnapshotChunk } from "../search-engine/minisearch.js";
@@ -64,8 +71,8 @@ type SnapshotLocation = Extract<ProbeTask, { engine: "minisearch" }>["snapshot"]
 interface Store {
   name: string;
   location: SearchLocation;
-  /** Where the store keeps a workspace's bytes on this machine, for the size column. */
-  dir: (workspaceId: string) => string;
+  /** The bytes the store keeps for a workspace, for the size column. */
+  bytes: (workspaceId: string) => Promise<number>;
   /** Writes the snapshot and answers where the probe finds it. */
   putSnapshot(name: string, json: string): Promise<SnapshotLocation>;
 }
@@ -164,7 +171,7 @@ async function measureLevel(
       cells: {
         time: one(ms),
         perThousand: ms / (chunks / 1000),
-        size: mb(await du(store.dir(workspaceId))),
+        size: mb(await store.bytes(workspaceId)),
       },
     });
 
@@ -177,7 +184,9 @@ async function measureLevel(
       ...(store.location.s3 ? { storageOptions: storageOptions(store.location.s3) } : {}),
     });
     const tables = await Promise.all(
-      [CHUNKS_TABLE, ...(vectors ? [vectorsTable(vectors.space)] : [])].map((t) => db.openTable(t)),
+      [CHUNKS_FAMILY, ...(vectors ? [vectorsFamily(vectors.space)] : [])].map((family) =>
+        db.openTable(recentTable(family)),
+      ),
     );
     const rewritten = (i: number) => source(corpus, random, sourceId(chunks, i), i, vectors);
     const deleteAdd = `${label(chunks)}: delete + add, ${store.name}`;
@@ -335,7 +344,8 @@ export const figure: Figure = {
   async run(ctx) {
     const levels = ctx.quick ? QUICK_LEVELS : LEVELS;
     const root = await mkdtemp(join(tmpdir(), "bench-search-"));
-    const [dynamo, s3] = await Promise.all([startDynamo(), startS3(join(root, "s3"), [BUCKET])]);
+    // The runtime's S3 emulator, not one of the figure's own: see `BenchContext.s3`.
+    const [dynamo, s3] = await Promise.all([startDynamo(), ctx.s3()]);
     const dynamoClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region, credentials });
     const s3Client = new S3Client({
       endpoint: s3.endpoint,
@@ -343,11 +353,12 @@ export const figure: Figure = {
       credentials,
       forcePathStyle: true,
     });
+    await s3Client.send(new CreateBucketCommand({ Bucket: BUCKET }));
     const stores: Store[] = [
       {
         name: "local disk",
         location: { uri: join(root, "disk") },
-        dir: (workspaceId) => join(root, "disk", workspaceId),
+        bytes: (workspaceId) => du(join(root, "disk", workspaceId)),
         async putSnapshot(name, json) {
           const file = join(root, name);
           await writeFile(file, json);
@@ -358,9 +369,9 @@ export const figure: Figure = {
         name: "S3 emulator",
         location: {
           uri: `s3://${BUCKET}/search`,
-          s3: { endpoint: s3.endpoint, region, ...credentials },
+          s3,
         },
-        dir: (workspaceId) => join(root, "s3", BUCKET, "search", workspaceId),
+        bytes: (workspaceId) => objectBytes(s3Client, BUCKET, `search/${workspaceId}/`),
         async putSnapshot(name, json) {
           await s3Client.send(new PutObjectCommand({ Bucket: BUCKET, Key: name, Body: json }));
           return { endpoint: s3.endpoint, bucket: BUCKET, key: name };
@@ -384,9 +395,8 @@ export const figure: Figure = {
       }
     } finally {
       dynamoClient.destroy();
+      await removeObjects(s3Client, BUCKET, "");
       s3Client.destroy();
-      // The engine's HTTP client keeps idle connections to s3rver open, and its close waits.
-      await Promise.race([s3.close(), new Promise((resolve) => setTimeout(resolve, 1000))]);
       await dynamo.close();
       await rm(root, { recursive: true, force: true });
     }
@@ -452,6 +462,8 @@ export const figure: Figure = {
           "client). `Node boot` is the process start and the probe's own code, which loads " +
           "neither. `open + first search` includes opening the workspace's tables, or " +
           "downloading and parsing the snapshot.",
+        "Sizes: on disk the bytes of the workspace's files; on the S3 emulator (the local " +
+          "runtime's, shared with the other figures) the sum of its objects' sizes, as S3 bills them.",
         "LanceDB runs with `LANCE_CPU_THREADS=4` (`lib/search/engine.ts`): with the default on " +
           "this 2-core machine its full-text index build hangs at about 100k rows.",
         "1M chunks (only with `BENCH_SEARCH_MAX_CHUNKS=1000000`): lexical only, as vectors at " +

@@ -32,9 +32,16 @@ export async function buildSearchProbe(outDir: string): Promise<string> {
   return join(dir, "probe.mjs");
 }
 
-/** Starts a fresh Node process that searches as `task` says and answers what it measured. */
-export async function coldSearch(probe: string, task: ProbeTask): Promise<ColdSearch> {
-  const { report, wallMs } = await runProbe([probe, JSON.stringify(task)], PROBE_TIMEOUT_MS);
+/**
+ * Starts a fresh Node process that searches as `task` says and answers what it measured, with this
+ * process's environment or `env` (LanceDB takes its S3 endpoint from `AWS_ENDPOINT_URL_S3`).
+ */
+export async function coldSearch(
+  probe: string,
+  task: ProbeTask,
+  env?: NodeJS.ProcessEnv,
+): Promise<ColdSearch> {
+  const { report, wallMs } = await runProbe([probe, JSON.stringify(task)], PROBE_TIMEOUT_MS, env);
   // The probe writes one byte as soon as its first search has answered, its report at the end.
   return { ...(JSON.parse(report.slice(FIRST_ANSWERED.length)) as ProbeAnswer), wallMs };
 }
