@@ -47,6 +47,8 @@ interface Message {
   inFlight: boolean;
   /** The X-Ray trace header it was sent with: SQS's `AWSTraceHeader`, with the chain's lineage. */
   traceHeader?: string;
+  /** Its tenant on a fair queue (SQS's `MessageGroupId`); none: a tenant of its own. */
+  groupId?: string;
 }
 
 /** Lambda's setting for a function that its own messages invoke again and again. */
@@ -65,6 +67,11 @@ interface QueueState {
   running: number;
   pending: Message[];
   dead: Message[];
+  /** Deliveries ended lately, per message: the fair queue's processing time of each tenant ... */
+  processed: Array<{ groupId: string; endedAt: number; ms: number }>;
+  /** ... summed per tenant, and in all. */
+  processedMs: Map<string, number>;
+  processedTotalMs: number;
 }
 
 export interface ConsumeOptions {
@@ -96,7 +103,25 @@ export interface LocalQueuesOptions {
   /** Delay before a failed message is delivered again, doubled on each failure (the visibility timeout). */
   retryDelayMs?: number;
   region?: string;
+  /**
+   * Seconds of the modelled service per second of this process (1, the default: real time). A
+   * simulation runs faster: message delays, retry delays, delivery time limits and the fair
+   * queue's window all pass this many times sooner.
+   */
+  timeScale?: number;
 }
+
+/**
+ * SQS fair queues, as documented: a tenant (a MessageGroupId) is a noisy neighbour when it holds
+ * more than 10% of the messages in flight and at least 30 of them, or more than 10% of the
+ * consumers' recent processing time; while one is, the quiet tenants' messages are delivered
+ * first, and among noisy tenants the one with the fewest messages in flight goes first. Nothing
+ * is dropped or throttled: a noisy tenant's messages wait only while others' are ready.
+ */
+const FAIR_SHARE = 0.1;
+const FAIR_MIN_IN_FLIGHT = 30;
+/** How far back "recent" processing time reaches (SQS forgets a tenant after 5 quiet minutes). */
+const FAIR_WINDOW_MS = 5 * 60_000;
 
 const md5 = (text: string) => createHash("md5").update(text).digest("hex");
 
@@ -147,6 +172,10 @@ export class LocalQueues {
   private readonly recursions = new Map<string, RecursionCount>();
 
   constructor(private readonly options: LocalQueuesOptions) {}
+
+  private get scale(): number {
+    return this.options.timeScale ?? 1;
+  }
 
   /** Loads saved messages and starts the SQS endpoint; answers its URL. */
   async start(): Promise<string> {
@@ -226,15 +255,22 @@ export class LocalQueues {
    * `traceHeader` is the sender's X-Ray trace header; none starts a chain (an API request, a
    * schedule, a bucket notification).
    */
-  send(name: string, body: string, delaySeconds = 0, traceHeader?: string): string {
+  send(
+    name: string,
+    body: string,
+    delaySeconds = 0,
+    traceHeader?: string,
+    groupId?: string,
+  ): string {
     const message: Message = {
       messageId: randomUUID(),
       body,
       receiveCount: 0,
       sentAt: Date.now(),
-      availableAt: Date.now() + delaySeconds * 1000,
+      availableAt: Date.now() + (delaySeconds * 1000) / this.scale,
       inFlight: false,
       ...(traceHeader ? { traceHeader } : {}),
+      ...(groupId ? { groupId } : {}),
     };
     this.queue(name).pending.push(message);
     this.changed();
@@ -307,6 +343,9 @@ export class LocalQueues {
         running: 0,
         pending: [],
         dead: [],
+        processed: [],
+        processedMs: new Map(),
+        processedTotalMs: 0,
       };
       this.queues.set(name, queue);
     }
@@ -393,11 +432,13 @@ export class LocalQueues {
       MessageBody?: string;
       DelaySeconds?: number;
       MessageSystemAttributes?: SystemAttributes;
+      MessageGroupId?: string;
       Entries?: Array<{
         Id: string;
         MessageBody: string;
         DelaySeconds?: number;
         MessageSystemAttributes?: SystemAttributes;
+        MessageGroupId?: string;
       }>;
       SourceArn?: string;
     };
@@ -421,6 +462,7 @@ export class LocalQueues {
         input.MessageBody,
         input.DelaySeconds ?? 0,
         traceHeaderOf(input.MessageSystemAttributes, traceHeader),
+        input.MessageGroupId,
       );
       answer = { MessageId: messageId, MD5OfMessageBody: md5(input.MessageBody) };
     } else if (action === "SendMessageBatch" && Array.isArray(input.Entries)) {
@@ -431,6 +473,7 @@ export class LocalQueues {
           e.MessageBody,
           e.DelaySeconds ?? 0,
           traceHeaderOf(e.MessageSystemAttributes, traceHeader),
+          e.MessageGroupId,
         ),
         MD5OfMessageBody: md5(e.MessageBody),
       }));
@@ -525,8 +568,7 @@ export class LocalQueues {
       if (!queue.handler) continue;
       if (this.stopLoops(name, queue, now)) dropped = true;
       while (queue.running < queue.concurrency) {
-        const ready = queue.pending.filter((m) => !m.inFlight && m.availableAt <= now);
-        const batch = ready.slice(0, queue.batchSize);
+        const batch = fairBatch(queue, now, this.scale);
         if (batch.length === 0) break;
         for (const m of batch) {
           m.inFlight = true;
@@ -588,6 +630,7 @@ export class LocalQueues {
         SenderId: "local",
         ApproximateFirstReceiveTimestamp: String(Date.now()),
         ...(m.traceHeader ? { AWSTraceHeader: m.traceHeader } : {}),
+        ...(m.groupId ? { MessageGroupId: m.groupId } : {}),
       },
       messageAttributes: {},
       md5OfBody: md5(m.body),
@@ -603,7 +646,7 @@ export class LocalQueues {
       const timedOut = new Promise<never>((_, reject) => {
         timer = setTimeout(
           () => reject(new Error(`Delivery timed out after ${queue.timeoutMs} ms`)),
-          queue.timeoutMs,
+          queue.timeoutMs / this.scale,
         );
       });
       const handler = queue.handler as SqsHandler;
@@ -625,8 +668,14 @@ export class LocalQueues {
       durationMs: Math.round(performance.now() - started),
       correlationIds: batch.map((m) => correlationOf(m)),
     });
-    const retryDelay = this.options.retryDelayMs ?? 1000;
+    const retryDelay = (this.options.retryDelayMs ?? 1000) / this.scale;
+    const ended = Date.now();
+    const ms = (performance.now() - started) * this.scale;
     for (const m of batch) {
+      const groupId = m.groupId ?? m.messageId;
+      queue.processed.push({ groupId, endedAt: ended, ms });
+      queue.processedMs.set(groupId, (queue.processedMs.get(groupId) ?? 0) + ms);
+      queue.processedTotalMs += ms;
       m.inFlight = false;
       if (!failed.has(m.messageId)) {
         queue.pending.splice(queue.pending.indexOf(m), 1);
@@ -638,10 +687,73 @@ export class LocalQueues {
           messageId: m.messageId,
         });
       } else {
-        m.availableAt = Date.now() + Math.min(60_000, retryDelay * 2 ** (m.receiveCount - 1));
+        m.availableAt =
+          Date.now() + Math.min(60_000 / this.scale, retryDelay * 2 ** (m.receiveCount - 1));
       }
     }
     queue.running--;
     this.changed();
   }
+}
+
+/**
+ * The next batch of a queue as a fair queue makes it: the ready messages of quiet tenants first,
+ * oldest first, then those of noisy tenants (FAIR_SHARE), the tenant with the fewest messages in
+ * flight first. A message without a group is a tenant of its own, as on SQS.
+ */
+function fairBatch(queue: QueueState, now: number, scale: number): Message[] {
+  const ready: Message[] = [];
+  const inFlight = new Map<string, number>();
+  let flying = 0;
+  for (const m of queue.pending) {
+    if (m.inFlight) {
+      const group = m.groupId ?? m.messageId;
+      inFlight.set(group, (inFlight.get(group) ?? 0) + 1);
+      flying++;
+    } else if (m.availableAt <= now) ready.push(m);
+  }
+  // All of them fit: the order within a batch changes nothing.
+  if (ready.length <= queue.batchSize) return ready;
+  const since = now - FAIR_WINDOW_MS / scale;
+  for (let old = queue.processed[0]; old && old.endedAt < since; old = queue.processed[0]) {
+    queue.processed.shift();
+    const left = (queue.processedMs.get(old.groupId) ?? 0) - old.ms;
+    if (left > 0) queue.processedMs.set(old.groupId, left);
+    else queue.processedMs.delete(old.groupId);
+    queue.processedTotalMs -= old.ms;
+  }
+  const time = queue.processedMs;
+  const total = queue.processedTotalMs;
+  const noisy = (group: string) => {
+    const held = inFlight.get(group) ?? 0;
+    return (
+      (held >= FAIR_MIN_IN_FLIGHT && held > flying * FAIR_SHARE) ||
+      (total > 0 && (time.get(group) ?? 0) > total * FAIR_SHARE)
+    );
+  };
+  const batch: Message[] = [];
+  const waiting = new Map<string, Message[]>();
+  for (const m of ready) {
+    const group = m.groupId ?? m.messageId;
+    if (!noisy(group)) {
+      if (batch.length < queue.batchSize) batch.push(m);
+    } else {
+      const list = waiting.get(group);
+      if (list) list.push(m);
+      else waiting.set(group, [m]);
+    }
+  }
+  while (batch.length < queue.batchSize && waiting.size > 0) {
+    let next: string | undefined;
+    for (const group of waiting.keys()) {
+      if (next === undefined || (inFlight.get(group) ?? 0) < (inFlight.get(next) ?? 0)) {
+        next = group;
+      }
+    }
+    const list = waiting.get(next as string) as Message[];
+    batch.push(list.shift() as Message);
+    inFlight.set(next as string, (inFlight.get(next as string) ?? 0) + 1);
+    if (list.length === 0) waiting.delete(next as string);
+  }
+  return batch;
 }

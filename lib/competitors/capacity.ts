@@ -1,3 +1,9 @@
+import {
+  deferDelaySeconds as delayAfter,
+  MAX_DELAY_SECONDS,
+  workerShare,
+} from "../limits/shares.js";
+
 /**
  * The checks queue's capacity, computed from stated assumptions instead of guessed: how many
  * invocations the competitor-check-worker may run at once and with how many checks each, how many
@@ -19,6 +25,8 @@ export interface CapacityAssumptions {
   };
   /** Time the nightly sweep's checks must all finish in. */
   sweepWindowSeconds: number;
+  /** Time between two runs of the sweep (its schedule): a run's spread ends before the next. */
+  sweepIntervalSeconds: number;
   /** Capacity kept above what the mean needs: retries, slow nights, a sweep that runs late. */
   headroom: number;
   /**
@@ -48,6 +56,7 @@ export const CAPACITY_ASSUMPTIONS: CapacityAssumptions = {
   maxCompetitorsPerTenant: 100,
   checkSeconds: { p50: 15, p95: 45 },
   sweepWindowSeconds: 2 * 3600,
+  sweepIntervalSeconds: 3600,
   headroom: 1.25,
   checksPerInvocation: 2,
   accountConcurrency: 1_000,
@@ -60,8 +69,8 @@ export const CAPACITY_ASSUMPTIONS: CapacityAssumptions = {
   checkBoundSeconds: 60,
 };
 
-/** SQS's longest message delay: the sweep spreads its messages over at most this. */
-export const MAX_DELAY_SECONDS = 900;
+export { MAX_DELAY_SECONDS };
+
 /** The event source mapping's lowest and highest maximum concurrency. */
 const MIN_EVENT_SOURCE_CONCURRENCY = 2;
 const MAX_EVENT_SOURCE_CONCURRENCY = 1_000;
@@ -89,7 +98,12 @@ export interface CheckCapacity {
   deferSeconds: number;
   /** Times a check is put back before it is given up (its request is stale by then). */
   maxDeferrals: number;
-  /** The sweep spreads its messages evenly over this many seconds ... */
+  /**
+   * The sweep spreads its messages evenly over this many seconds: as long as every slot takes to
+   * run the checks at the mean (`sweepHours`), so they arrive no faster than the worker ends
+   * them, but no longer than until the sweep's next run. Longer than SQS's 900 s delay: a check
+   * due later goes round the queue every 900 s (`notBefore`) until its time ...
+   */
   spreadSeconds: number;
   /** ... in this many delay steps. */
   spreadSteps: number;
@@ -116,22 +130,23 @@ export function checkCapacity(a: CapacityAssumptions = CAPACITY_ASSUMPTIONS): Ch
   }
   const maxConcurrency = wanted;
   const slots = maxConcurrency * batchSize;
-  // One check may hold its whole invocation (the batch ends with its slowest record), so a
-  // workspace's cap counts invocations, and always leaves at least one to the others.
-  const workspaceSlots = Math.max(
-    1,
-    Math.min(maxConcurrency - 1, Math.floor(maxConcurrency * a.workspaceShare)),
-  );
-  // A slot of the workspace frees about every p50 / workspaceSlots seconds.
-  const deferSeconds = Math.max(5, Math.ceil(a.checkSeconds.p50 / workspaceSlots));
-  // Waits grow by deferSeconds each time (capped at SQS's 900 s): enough for the longest list
-  // of one workspace to pass through its slots with every check at its bound.
+  // The same share as every shared worker's (lib/limits/fair-share.ts).
+  const { perWorkspace: workspaceSlots, deferSeconds } = workerShare({
+    maxConcurrency,
+    workspaceShare: a.workspaceShare,
+    p50Seconds: a.checkSeconds.p50,
+  });
+  // Waits double each time (capped at SQS's 900 s; each at least half its longest): enough for
+  // the longest list of one workspace to pass through its slots with every check at its bound.
   const drainSeconds = Math.ceil(a.maxCompetitorsPerTenant / workspaceSlots) * a.checkBoundSeconds;
   let maxDeferrals = 0;
   for (let waited = 0; waited < drainSeconds; maxDeferrals++) {
-    waited += Math.min(MAX_DELAY_SECONDS, deferSeconds * (maxDeferrals + 1));
+    waited += delayAfter(maxDeferrals, deferSeconds) / 2;
   }
-  const spreadSeconds = Math.min(MAX_DELAY_SECONDS, a.sweepWindowSeconds);
+  // What every slot needs for the checks at the mean: at most the window less its headroom, by
+  // the slots' construction.
+  const sweepSeconds = (checks * meanCheckSeconds) / slots;
+  const spreadSeconds = Math.min(Math.ceil(sweepSeconds), a.sweepIntervalSeconds);
   return {
     checks,
     meanCheckSeconds,
@@ -139,7 +154,7 @@ export function checkCapacity(a: CapacityAssumptions = CAPACITY_ASSUMPTIONS): Ch
     batchSize,
     maxConcurrency,
     slots,
-    sweepHours: (checks * meanCheckSeconds) / slots / 3600,
+    sweepHours: sweepSeconds / 3600,
     workspaceSlots,
     deferSeconds,
     maxDeferrals,
@@ -153,9 +168,9 @@ export function checkCapacity(a: CapacityAssumptions = CAPACITY_ASSUMPTIONS): Ch
 /** The numbers the service runs with. */
 export const CHECK_CAPACITY = checkCapacity();
 
-/** The delay of a deferred check's next try: `deferSeconds` more each time, at most 900 s. */
+/** The longest delay of a deferred check's next try (lib/limits/fair-share.ts). */
 export const deferDelaySeconds = (deferrals: number, capacity = CHECK_CAPACITY) =>
-  Math.min(MAX_DELAY_SECONDS, capacity.deferSeconds * (deferrals + 1));
+  delayAfter(deferrals, capacity.deferSeconds);
 
 /** FNV-1a: a stable, evenly spread hash of a string. */
 function hash(text: string): number {

@@ -1,42 +1,9 @@
-import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queueWorkers } from "../../functions/manifest.js";
 import { CHECK_CAPACITY } from "../../lib/competitors/capacity.js";
 import { type CompetitorSite, startCompetitorSite } from "../support/competitor-site.js";
+import { startHangingSites } from "../support/hanging-sites.js";
 import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
-
-/** Sites that accept connections and never answer; they count the connections open at once. */
-async function startHangingSites(count: number) {
-  const open = new Set<Socket>();
-  const state = { mostOpen: 0, opened: 0, closedByClient: 0, ending: false };
-  const servers: Server[] = [];
-  for (let i = 0; i < count; i++) {
-    const server = createServer((socket) => {
-      open.add(socket);
-      state.opened++;
-      state.mostOpen = Math.max(state.mostOpen, open.size);
-      socket.on("close", () => {
-        open.delete(socket);
-        if (!state.ending) state.closedByClient++;
-      });
-      socket.on("error", () => undefined);
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    servers.push(server);
-  }
-  const origins = servers.map((s) => `http://127.0.0.1:${(s.address() as { port: number }).port}/`);
-  return {
-    origins,
-    state,
-    /** Connections open now: checks of these sites still waiting for an answer. */
-    openNow: () => open.size,
-    async close() {
-      state.ending = true;
-      for (const socket of open) socket.destroy();
-      await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-    },
-  };
-}
 
 const worker = queueWorkers.find((w) => w.name === "competitor-check-worker");
 /**

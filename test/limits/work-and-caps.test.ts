@@ -138,7 +138,11 @@ describe("work counted against the daily quotas", () => {
   it("counts each check the nightly sweep queues, and skips those past the quota", async () => {
     const { key } = await workspace("Swept");
     for (let i = 0; i < CHECKS + 2; i++) {
-      const added = await post(key, "/api/intel/competitors", { domain: `rival${i}.example` });
+      const added = await post(key, "/api/intel/competitors", {
+        domain: `rival${i}.example`,
+        // Due every hour, whatever the hour the test runs in.
+        cadence: "hourly",
+      });
       expect(added.status).toBe(201);
     }
     const config = loadConfig();
