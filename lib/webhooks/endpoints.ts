@@ -5,8 +5,10 @@ import { equals } from "../store/conditions.js";
 import { isSealed, type SealedSecret, type SecretBox } from "../store/keys.js";
 import { TTL_ATTRIBUTE } from "../store/schema.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
+import type { Digest } from "./digest.js";
 import type { WebhookEventType } from "./events.js";
 import { newSecret } from "./signing.js";
+import { type EndpointKind, maskedAddress, maskedUrl } from "./targets.js";
 
 /**
  * Webhook endpoints and their delivery log, all under the workspace's partition:
@@ -17,6 +19,15 @@ import { newSecret } from "./signing.js";
  *   opens it to sign (`Decrypt`), nothing else can. The API shows it once, in the create's answer.
  *   Endpoints created before secrets were sealed hold it in plain text (`secret`): they still
  *   sign, and `sealPlaintextSecrets` (run by `npm run migrate-index`) seals them.
+ *   A Slack or Microsoft Teams endpoint (`kind`) has no signing secret: its URL is the secret
+ *   (whoever holds it can post to the channel), so the URL is sealed the same way
+ *   (`sealedUrl`) and `url` keeps only its masked form, the one the API shows.
+ *   An email endpoint (`kind: "email"`) sends a `digest` of competitor events to a few
+ *   recipients. Addresses are personal data (they name people), so they are sealed the same way
+ *   (`sealedRecipients`): a read of the table, a backup or an export shows only their masked
+ *   form (`recipients`, `j…@example.com`); the webhooks worker opens them to send.
+ * - `DIGESTS` / `{workspaceId}#{endpointId}`: every email endpoint of every workspace with its
+ *   digest, the index the digest schedule reads (as the competitor sweep reads `COMPETITORS`).
  * - `WEBHOOKCOUNT`: how many endpoints the workspace has, bumped under a condition so concurrent
  *   creations cannot pass the limit together.
  * - `WEBHOOKLOG#{endpointId}#{eventId}#{attempt}`: one per delivery attempt, kept 30 days. Event
@@ -30,6 +41,16 @@ const LOG_DAYS = 30;
 const ENDPOINT_PREFIX = "WEBHOOK#";
 const COUNT_KEY = "WEBHOOKCOUNT";
 const endpointKey = (id: string) => `${ENDPOINT_PREFIX}${id}`;
+/** The partition indexing every workspace's email endpoints for the digest schedule. */
+export const DIGEST_INDEX = "DIGESTS";
+const digestIndexKey = (workspaceId: string, id: string) => `${workspaceId}#${id}`;
+
+export interface DigestIndexItem extends Item {
+  workspaceId: string;
+  endpointId: string;
+  digest: Digest;
+}
+
 const logPrefix = (endpointId: string) => `WEBHOOKLOG#${endpointId}#`;
 const logKey = (endpointId: string, eventId: string, attempt: number) =>
   `${logPrefix(endpointId)}${eventId}#${String(attempt).padStart(3, "0")}`;
@@ -40,9 +61,20 @@ const plainSecretIs = (secret: string) => equals("secret", secret);
 export interface EndpointItem extends Item {
   workspaceId: string;
   id: string;
+  /** Where deliveries go; for Slack and Teams, the masked URL only (the real one is sealed). */
   url: string;
+  /** Absent on endpoints created before Slack and Teams targets existed: `webhook`. */
+  kind?: EndpointKind;
+  /** A Slack or Teams incoming-webhook URL, sealed like a signing secret. */
+  sealedUrl?: SealedSecret;
   events: WebhookEventType[];
   description: string | null;
+  /** An email endpoint's addresses (a JSON list), sealed: personal data. */
+  sealedRecipients?: SealedSecret;
+  /** An email endpoint's addresses, masked: what the API shows. */
+  recipients?: string[];
+  /** How often an email endpoint's digest goes out. */
+  digest?: Digest;
   /** The signing secret, sealed under a data key of the service's KMS key. */
   sealedSecret?: SealedSecret;
   /** The signing secret in plain text: endpoints created before secrets were sealed. */
@@ -50,32 +82,59 @@ export interface EndpointItem extends Item {
   createdAt: string;
 }
 
-/** An endpoint as the API shows it: never its secret. */
+/** An endpoint as the API shows it: never its secret, nor a Slack or Teams URL whole. */
 export type PublicEndpoint = Pick<
   EndpointItem,
   "id" | "url" | "events" | "description" | "createdAt"
->;
+> & {
+  kind: EndpointKind;
+  /** Email endpoints: their masked recipients and their digest. */
+  recipients?: string[];
+  digest?: Digest;
+};
 
-/** A new endpoint with its signing secret in plain text: the create's answer, shown once. */
-export type CreatedEndpoint = PublicEndpoint & { secret: string };
+/** A new signed webhook with its signing secret in plain text: the create's answer, shown once. */
+export type SignedEndpoint = PublicEndpoint & { secret: string };
+/** A new endpoint: signed webhooks carry their secret, Slack and Teams endpoints none. */
+export type CreatedEndpoint = PublicEndpoint & { secret?: string };
 
 export const toPublicEndpoint = ({
   id,
   url,
+  kind,
   events,
   description,
   createdAt,
-}: PublicEndpoint): PublicEndpoint => ({
+  recipients,
+  digest,
+}: Omit<PublicEndpoint, "kind"> & { kind?: EndpointKind | undefined }): PublicEndpoint => ({
   id,
+  kind: kind ?? "webhook",
   url,
   events,
   description,
   createdAt,
+  ...(recipients ? { recipients } : {}),
+  ...(digest ? { digest } : {}),
 });
 
 /** What an endpoint's sealed secret is bound to: opened for another endpoint, it fails. */
 const secretContext = (workspaceId: string, endpointId: string) => ({
   purpose: "webhook-signing-secret",
+  workspaceId,
+  endpointId,
+});
+
+/** What a Slack or Teams endpoint's sealed URL is bound to. */
+const urlContext = (workspaceId: string, endpointId: string) => ({
+  purpose: "webhook-target-url",
+  workspaceId,
+  endpointId,
+});
+
+/** What an email endpoint's sealed recipients are bound to. */
+const recipientsContext = (workspaceId: string, endpointId: string) => ({
+  purpose: "webhook-email-recipients",
   workspaceId,
   endpointId,
 });
@@ -116,7 +175,15 @@ export const toPublicAttempt = (item: AttemptItem): Attempt => ({
 });
 
 export interface NewEndpoint {
+  /** Where deliveries go; unused by email endpoints. */
   url: string;
+  /**
+   * `webhook` (signed, the default), `slack` or `teams` (formatted messages, the URL sealed),
+   * `email` (a digest to `recipients`, sealed).
+   */
+  kind?: EndpointKind | undefined;
+  recipients?: string[] | undefined;
+  digest?: Digest | undefined;
   events: WebhookEventType[];
   description?: string | undefined;
 }
@@ -137,14 +204,33 @@ export class WebhookEndpoints {
   }
 
   /**
-   * Registers an endpoint with a new secret, sealed before anything is written; a 409
-   * `limit_reached` past MAX_ENDPOINTS. Answers the secret in plain text, this once.
+   * Registers an endpoint, its secret (a signed webhook's signing secret, a Slack or Teams URL)
+   * sealed before anything is written; a 409 `limit_reached` past MAX_ENDPOINTS. Answers a
+   * signing secret in plain text, this once.
    */
+  async create(
+    workspaceId: string,
+    input: NewEndpoint & { kind?: "webhook" | undefined },
+  ): Promise<SignedEndpoint>;
+  async create(workspaceId: string, input: NewEndpoint): Promise<CreatedEndpoint>;
   async create(workspaceId: string, input: NewEndpoint): Promise<CreatedEndpoint> {
     const pk = wsKey(workspaceId);
     const id = newId("webhook");
-    const secret = newSecret();
-    const sealedSecret = await this.box().seal(secret, secretContext(workspaceId, id));
+    const kind = input.kind ?? "webhook";
+    const secret = kind === "webhook" ? newSecret() : undefined;
+    const recipients = kind === "email" ? [...new Set(input.recipients ?? [])] : undefined;
+    const sealed = secret
+      ? { sealedSecret: await this.box().seal(secret, secretContext(workspaceId, id)) }
+      : recipients
+        ? {
+            sealedRecipients: await this.box().seal(
+              JSON.stringify(recipients),
+              recipientsContext(workspaceId, id),
+            ),
+            recipients: recipients.map(maskedAddress),
+            digest: input.digest ?? "daily",
+          }
+        : { sealedUrl: await this.box().seal(input.url, urlContext(workspaceId, id)) };
     // The workspace cap on endpoints (its counter is `COUNT_KEY`): 409 `limit_reached` when full.
     await new Caps(this.table).take(workspaceId, "webhooks");
     const item: EndpointItem = {
@@ -152,14 +238,42 @@ export class WebhookEndpoints {
       sk: endpointKey(id),
       workspaceId,
       id,
-      url: input.url,
+      url: secret ? input.url : recipients ? "mailto:" : maskedUrl(input.url),
+      kind,
       events: [...new Set(input.events)],
       description: input.description ?? null,
-      sealedSecret,
+      ...sealed,
       createdAt: new Date().toISOString(),
     };
     await this.table.put(item);
-    return { ...toPublicEndpoint(item), secret };
+    if (item.digest) {
+      await this.table.put({
+        pk: DIGEST_INDEX,
+        sk: digestIndexKey(workspaceId, id),
+        workspaceId,
+        endpointId: id,
+        digest: item.digest,
+      } satisfies DigestIndexItem);
+    }
+    return { ...toPublicEndpoint(item), ...(secret ? { secret } : {}) };
+  }
+
+  /** Where a delivery to the endpoint goes: a Slack or Teams URL opened from its seal. */
+  async targetUrl(endpoint: EndpointItem): Promise<string> {
+    if (!isSealed(endpoint.sealedUrl)) return endpoint.url;
+    return this.box().open(endpoint.sealedUrl, urlContext(endpoint.workspaceId, endpoint.id));
+  }
+
+  /** An email endpoint's addresses, opened from their seal to send its digest. */
+  async recipients(endpoint: EndpointItem): Promise<string[]> {
+    if (!isSealed(endpoint.sealedRecipients)) return [];
+    const context = recipientsContext(endpoint.workspaceId, endpoint.id);
+    return JSON.parse(await this.box().open(endpoint.sealedRecipients, context)) as string[];
+  }
+
+  /** One page of every workspace's email endpoints, for the digest schedule. */
+  digestIndexPage(limit: number, cursor?: string): Promise<Page<DigestIndexItem>> {
+    return this.table.page<DigestIndexItem>({ pk: DIGEST_INDEX, skPrefix: "", limit, cursor });
   }
 
   /** The endpoint's signing secret in plain text, to sign a delivery with. */
@@ -226,11 +340,20 @@ export class WebhookEndpoints {
       throw notFound("webhook endpoint", id);
     }
     await this.table.decrement(pk, COUNT_KEY, "count", 1);
+    await this.table.delete(DIGEST_INDEX, digestIndexKey(workspaceId, id));
   }
 
-  /** Every endpoint of the workspace with what it subscribes to (at most MAX_ENDPOINTS). */
-  subscribers(workspaceId: string): Promise<Array<Pick<EndpointItem, "id" | "events">>> {
-    return this.table.all<EndpointItem>(wsKey(workspaceId), ENDPOINT_PREFIX, ["id", "events"]);
+  /**
+   * Every endpoint of the workspace with what it subscribes to (at most MAX_ENDPOINTS); email
+   * endpoints receive digests on their schedule, never an event as it happens.
+   */
+  async subscribers(workspaceId: string): Promise<Array<Pick<EndpointItem, "id" | "events">>> {
+    const all = await this.table.all<EndpointItem>(wsKey(workspaceId), ENDPOINT_PREFIX, [
+      "id",
+      "events",
+      "kind",
+    ]);
+    return all.filter((endpoint) => endpoint.kind !== "email");
   }
 
   deliveries(workspaceId: string, endpointId: string, limit: number, cursor?: string) {

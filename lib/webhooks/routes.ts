@@ -4,6 +4,7 @@ import { keepForReplay } from "../http/idempotency.js";
 import type { Queue, WebhookMessage } from "../store/queue.js";
 import { FetchError } from "../web/errors.js";
 import { checkUrl } from "../web/url.js";
+import type { EndpointCircuits } from "./circuit.js";
 import {
   createWebhook,
   deleteWebhook,
@@ -13,7 +14,12 @@ import {
   testWebhook,
 } from "./contract.js";
 import { firstDelivery, newEvent } from "./emitter.js";
-import { toPublicAttempt, toPublicEndpoint, type WebhookEndpoints } from "./endpoints.js";
+import {
+  type EndpointItem,
+  toPublicAttempt,
+  toPublicEndpoint,
+  type WebhookEndpoints,
+} from "./endpoints.js";
 import { TEST_EVENT_TYPE } from "./events.js";
 
 export interface WebhooksRoutesDeps {
@@ -21,6 +27,8 @@ export interface WebhooksRoutesDeps {
   queue: Queue<WebhookMessage>;
   /** ALLOW_PRIVATE_URLS: lets endpoints be loopback and private hosts (development and tests). */
   allowPrivate: boolean;
+  /** Each endpoint's circuit breaker, shown with it. */
+  circuits: EndpointCircuits;
 }
 
 /**
@@ -37,12 +45,22 @@ function endpointUrl(input: string, allowPrivate: boolean): string {
 }
 
 /** Webhook endpoints, their delivery logs and test events: /api/webhooks/* */
-export function webhooksRoutes({ endpoints, queue, allowPrivate }: WebhooksRoutesDeps) {
+export function webhooksRoutes({ endpoints, queue, allowPrivate, circuits }: WebhooksRoutesDeps) {
   const app = createModule();
+
+  /** Endpoints as the API shows them, each with its circuit (one read for all of them). */
+  const withCircuits = async (workspaceId: string, items: EndpointItem[]) => {
+    const circuitOf = await circuits.view(
+      workspaceId,
+      items.map((item) => item.id),
+      Date.now(),
+    );
+    return items.map((item) => ({ ...toPublicEndpoint(item), circuit: circuitOf(item.id) }));
+  };
 
   app.openapi(createWebhook, async (c) => {
     const body = c.req.valid("json");
-    const url = endpointUrl(body.url, allowPrivate);
+    const url = body.kind === "email" ? "mailto:" : endpointUrl(body.url, allowPrivate);
     const created = await endpoints.create(c.get("workspaceId"), { ...body, url });
     // The secret is shown this once: a replay of the create by its Idempotency-Key answers without it.
     keepForReplay(c, toPublicEndpoint(created));
@@ -51,13 +69,17 @@ export function webhooksRoutes({ endpoints, queue, allowPrivate }: WebhooksRoute
 
   app.openapi(listWebhooks, async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const page = await endpoints.list(c.get("workspaceId"), limit, cursor);
-    return c.json({ webhooks: page.items.map(toPublicEndpoint), nextCursor: page.nextCursor }, 200);
+    const workspaceId = c.get("workspaceId");
+    const page = await endpoints.list(workspaceId, limit, cursor);
+    const webhooks = await withCircuits(workspaceId, page.items);
+    return c.json({ webhooks, nextCursor: page.nextCursor }, 200);
   });
 
   app.openapi(getWebhook, async (c) => {
-    const item = await endpoints.get(c.get("workspaceId"), c.req.valid("param").id);
-    return c.json(toPublicEndpoint(item), 200);
+    const workspaceId = c.get("workspaceId");
+    const item = await endpoints.get(workspaceId, c.req.valid("param").id);
+    const [shown] = await withCircuits(workspaceId, [item]);
+    return c.json(shown, 200);
   });
 
   app.openapi(deleteWebhook, async (c) => {

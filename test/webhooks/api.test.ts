@@ -54,10 +54,12 @@ describe("webhooks through the local runtime", () => {
     const one = await (await rt.call(`/api/webhooks/${hook.id}`)).json();
     expect(one).toEqual({
       id: hook.id,
+      kind: "webhook",
       url: receiver.url,
       events: ["crawl.completed"],
       description: "test receiver",
       createdAt: expect.any(String),
+      circuit: { state: "closed", consecutiveFailures: 0, openUntil: null },
     });
     const list = (await (await rt.call("/api/webhooks")).json()) as { webhooks: Created[] };
     expect(list.webhooks.map((w) => w.id)).toContain(hook.id);
@@ -208,6 +210,7 @@ describe("webhook URLs without the private-URL switch", () => {
           endpoints: undefined as never,
           queue: undefined as never,
           allowPrivate: false,
+          circuits: undefined as never,
         }),
       ],
     });

@@ -1,18 +1,18 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { SQSBatchItemFailure } from "aws-lambda";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { newId } from "../../lib/ids.js";
 import { type Queue, recordHandler, WebhookMessage } from "../../lib/store/queue.js";
 import { wsKey } from "../../lib/store/table.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { DeliveryAbandoned, WebhookDeliverer } from "../../lib/webhooks/delivery.js";
+import { deliveryGate } from "../../lib/webhooks/delivery-gate.js";
 import { WebhookEmitter } from "../../lib/webhooks/emitter.js";
 import { WebhookEndpoints } from "../../lib/webhooks/endpoints.js";
 import { startAws, type TestAws } from "../support/aws.js";
 import { loggedWhile } from "../support/captured-logs.js";
 import { payload, type Receiver, startReceiver, verify } from "../support/webhook-receiver.js";
-import { asWorker } from "../support/workers.js";
+import { consumeWebhooks } from "./consume.js";
 
 /**
  * Deliveries through the real queue path: the local SQS endpoint and driver (3 receives before
@@ -29,27 +29,20 @@ let deliverer: WebhookDeliverer;
 
 const open = new SafeFetcher({ allowPrivate: true, timeoutMs: 5000 });
 const delivererWith = (retrySeconds: number[], poster = open) =>
-  new WebhookDeliverer({ endpoints, queue, poster, retrySeconds });
+  new WebhookDeliverer({
+    endpoints,
+    queue,
+    poster,
+    retrySeconds,
+    gate: deliveryGate(aws.table, queue),
+  });
 
 beforeAll(async () => {
   aws = await startAws();
   receiver = await startReceiver();
   endpoints = new WebhookEndpoints(aws.table, aws.dataKeys);
   queue = aws.queue<WebhookMessage>("webhooks");
-  const deliver = recordHandler(WebhookMessage, (m, d) => deliverer.handle(m, d), 3);
-  aws.queues.consume(
-    "webhooks",
-    async (event) => {
-      const batchItemFailures: SQSBatchItemFailure[] = [];
-      for (const record of event.Records) {
-        await deliver(record).catch(() =>
-          batchItemFailures.push({ itemIdentifier: record.messageId }),
-        );
-      }
-      return { batchItemFailures };
-    },
-    asWorker("webhooks-worker"),
-  );
+  consumeWebhooks(aws, () => deliverer);
 });
 afterAll(async () => {
   await aws.close();
@@ -186,6 +179,7 @@ describe("webhook deliveries", () => {
       queue: parking,
       poster: open,
       retrySeconds: [0],
+      gate: deliveryGate(aws.table, parking),
     });
     const outcome = await waiting.handle(message, { receiveCount: 1, maxReceiveCount: 3 });
     expect(outcome).toBe("waiting");
@@ -277,7 +271,13 @@ describe("webhook deliveries", () => {
     const { port } = closed.address() as AddressInfo;
     await new Promise((resolve) => closed.close(resolve));
     // One attempt, no retry: the message is given up (and would be dead-lettered).
-    const once = new WebhookDeliverer({ endpoints, queue, poster: open, retrySeconds: [] });
+    const once = new WebhookDeliverer({
+      endpoints,
+      queue,
+      poster: open,
+      retrySeconds: [],
+      gate: deliveryGate(aws.table, queue),
+    });
     const urls = [
       `http://127.0.0.1:${port}/hooks/kb?token=s3cr3t-query#s3cr3t-fragment`,
       `http://hook:s3cr3t-password@127.0.0.1:${port}/hooks/kb`,
