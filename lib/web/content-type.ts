@@ -48,6 +48,15 @@ export function parseContentType(header: string | undefined): ContentType {
   return { mime: mime.trim().toLowerCase(), charset: charset?.toLowerCase() };
 }
 
+/** A `Content-Type` header again from its parts, as a fetched page is handed on with them. */
+export const contentTypeHeader = ({
+  mime,
+  charset,
+}: {
+  mime: string;
+  charset?: string | undefined;
+}) => (charset ? `${mime}; charset=${charset}` : mime);
+
 export function contentKind(mime: string): ContentKind | undefined {
   return KINDS[mime];
 }

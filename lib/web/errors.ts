@@ -9,7 +9,17 @@ export type FetchErrorCode =
   | "too_large"
   | "unsupported_encoding"
   | "unsupported_content_type"
-  | "http_error";
+  | "http_error"
+  /** The page shows a bot wall, a captcha, a block or login page instead of its content. */
+  | "blocked"
+  /** The page needs scripts to show its content and no browser is available here. */
+  | "needs_browser"
+  /** Rendering the page did not end within its bound (a script that never ends, a page never settling). */
+  | "render_timeout"
+  /** The page asked for more requests than a rendered page may make. */
+  | "too_many_requests"
+  /** The browser failed on the page (its renderer crashed, out of memory). */
+  | "render_failed";
 
 /** A refused or failed outbound request; the message is meant for people (it names the URL's problem). */
 export class FetchError extends Error {

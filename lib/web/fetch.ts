@@ -1,5 +1,5 @@
 import { lookup as dnsLookup } from "node:dns/promises";
-import http, { type IncomingMessage } from "node:http";
+import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { type Transform, Writable } from "node:stream";
@@ -11,9 +11,12 @@ import {
   acceptHeader,
   type ContentKind,
   contentKind,
+  decodeText,
   parseContentType,
 } from "./content-type.js";
 import { FetchError, parseRetryAfter } from "./errors.js";
+import { blockedBy, WALL_STATUSES } from "./render/detect.js";
+import { profilePage } from "./render/profile.js";
 import { checkUrl, privateAllowed, type UrlPolicy } from "./url.js";
 
 /**
@@ -97,6 +100,14 @@ export interface FetchedRedirect {
 }
 
 export type FetchResult = FetchedContent | FetchedRedirect;
+
+/** A request relayed for a browser (`SafeFetcher.relay`): the answer as the site gave it, decoded. */
+export interface Relayed {
+  url: string;
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -214,6 +225,9 @@ export class SafeFetcher {
         return { type: "not_modified", url: url.href, status };
       }
       if (status < 200 || status >= 300) {
+        if (WALL_STATUSES.has(status) && accept.includes("html")) {
+          await refuseWall(res, url, this.policy.maxEncodings, signal);
+        }
         const retryAfter = parseRetryAfter(res.headers["retry-after"]);
         throw new FetchError(
           "http_error",
@@ -247,10 +261,37 @@ export class SafeFetcher {
     }
   }
 
+  /**
+   * One request as a browser made it (lib/web/render): any method and content type, a redirect
+   * answered rather than followed (the browser follows it, and its next request comes back
+   * here), and the body of any status, decoded and within `maxBytes`.
+   */
+  async relay(
+    input: string | URL,
+    request: { method: string; headers: Record<string, string>; body?: Buffer | undefined },
+    options: { timeoutMs: number; maxBytes: number },
+  ): Promise<Relayed> {
+    const signal = AbortSignal.timeout(options.timeoutMs);
+    const url = this.check(input);
+    const headers = { ...request.headers, "accept-encoding": "gzip, deflate, br" };
+    const res = await this.open(url, { ...request, headers }, signal);
+    try {
+      const body = await readBody(res, url, options.maxBytes, this.policy.maxEncodings, signal);
+      return { url: url.href, status: res.statusCode ?? 0, headers: res.headers, body };
+    } catch (err) {
+      res.destroy();
+      throw toFetchError(err, url, signal);
+    }
+  }
+
   /** Sends one request to a checked URL, every address it resolves to checked on the connection. */
   private open(
     url: URL,
-    request: { method: string; headers: Record<string, string>; body?: string },
+    request: {
+      method: string;
+      headers: Record<string, string>;
+      body?: string | Buffer | undefined;
+    },
     signal: AbortSignal,
   ): Promise<IncomingMessage> {
     let refused: FetchError | undefined;
@@ -313,6 +354,39 @@ export class SafeFetcher {
           );
         });
     };
+  }
+}
+
+/** Error bodies read to tell a bot wall from a plain refusal; a wall is a small page. */
+const WALL_BODY_BYTES = 256 * 1024;
+
+/**
+ * Throws `blocked` when an error answer (401, 403, 429, 503) is a bot wall: a challenge header,
+ * or a body that is a challenge, captcha or block page (render/detect.ts). Otherwise returns and
+ * the status stays an `http_error`.
+ */
+async function refuseWall(
+  res: IncomingMessage,
+  url: URL,
+  maxEncodings: number,
+  signal: AbortSignal,
+): Promise<void> {
+  const header = res.headers["cf-mitigated"];
+  let text = "";
+  try {
+    const body = await readBody(res, url, WALL_BODY_BYTES, maxEncodings, signal);
+    text = decodeText(body, parseContentType(res.headers["content-type"]).charset);
+  } catch (err) {
+    // A large or unreadable error body is no wall page; the status says enough.
+    if (!(err instanceof FetchError)) throw err;
+  }
+  const wall = blockedBy(profilePage(text), typeof header === "string" ? header : undefined);
+  if (wall) {
+    throw new FetchError(
+      "blocked",
+      `${url.href} answered HTTP ${res.statusCode} with ${wall} instead of the page`,
+      res.statusCode,
+    );
   }
 }
 

@@ -5,7 +5,13 @@ import { markupShape } from "./markup.js";
  * that does the work (readable.ts): the limits, the result, and the refusals.
  */
 
-export type ExtractionErrorCode = "too_large" | "too_complex" | "empty_content" | "timeout";
+export type ExtractionErrorCode =
+  | "too_large"
+  | "too_complex"
+  | "empty_content"
+  | "timeout"
+  /** The page shows only a wall (a cookie-consent banner) where its content should be. */
+  | "blocked";
 
 export class ExtractionError extends Error {
   constructor(

@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { Readability } from "@mozilla/readability";
 import TurndownService from "turndown";
 import { type ExtractedPage, ExtractionError, type PageJob } from "./page.js";
+import { CONSENT_SELECTORS, removeConsentOverlays } from "./render/consent.js";
 import { ROBOTS_AGENT } from "./robots.js";
 import { canonicalUrl } from "./url.js";
 
@@ -74,6 +75,8 @@ export function readPage({ body, url, charset, maxLinks }: PageJob): ExtractedPa
   });
   try {
     const doc = dom.window.document;
+    // Banner text must never reach an index or a diff (render/consent.ts).
+    const consent = removeConsentOverlays(doc, CONSENT_SELECTORS);
     const robots = metaRobots(doc);
     const links = robots.follow ? pageLinks(doc, maxLinks) : [];
     const canonical = canonicalLink(doc);
@@ -83,6 +86,9 @@ export function readPage({ body, url, charset, maxLinks }: PageJob): ExtractedPa
     const content = article?.content as unknown as HTMLElement | undefined;
     const text = squash(article?.textContent ?? "");
     if (!content || text.split(" ").filter((w) => /\w/.test(w)).length < MIN_WORDS) {
+      if (consent > 0) {
+        throw new ExtractionError("blocked", "The page shows only a cookie-consent banner");
+      }
       throw new ExtractionError("empty_content", "The page has no readable text");
     }
     const title = squash(article?.title || doc.title) || null;

@@ -31,6 +31,7 @@ import { seedFolder } from "../../lib/knowledge/crawl/scope.js";
 import { chunkText, normalizeText } from "../../lib/knowledge/indexing/chunking.js";
 import { queryTerms, tokenize } from "../../lib/search/terms.js";
 import { parseContentType } from "../../lib/web/content-type.js";
+import { type PageProfile, profilePage } from "../../lib/web/render/profile.js";
 import { parseSitemap } from "../../lib/web/sitemap.js";
 import { canonicalUrl } from "../../lib/web/url.js";
 import { regexWork } from "../support/regex-work.js";
@@ -121,6 +122,20 @@ const cases: Array<[string, () => unknown, (result: never) => void]> = [
     "parseContentType: spaces in a parameter",
     () => parseContentType(`text/html; charset${spaces()}`),
     (type: { charset?: string }) => expect(type.charset).toBeUndefined(),
+  ],
+  // Rendering: the profile that decides whether a page needs a browser or shows a wall.
+  [
+    "profilePage: spaces after type= in a script tag and a field, and in the title",
+    () =>
+      profilePage(
+        `<title>a${spaces()}</title><script type=${spaces()}></script><input type=${spaces()}>`,
+      ),
+    (profile: PageProfile) => {
+      expect(profile.scripts).toBe(1);
+      expect(profile.passwordField).toBe(false);
+      // The title is read from its first 300 characters.
+      expect(profile.title).toBe("a");
+    },
   ],
   [
     "parseSitemap: a text sitemap line that is almost a URL",
