@@ -15,7 +15,6 @@ import {
   type S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import { createPresignedPost } from "@aws-sdk/s3-presigned-post";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 
 /** What identifies one stored version of an object: a reader that must see that version checks it. */
@@ -33,19 +32,6 @@ export interface OpenedObject extends StoredObject {
   read(): Promise<Uint8Array>;
   /** Lets the body go unread. */
   discard(): Promise<void>;
-}
-
-/** What a presigned POST accepts: exactly `bytes` bytes of `contentType`, for a while. */
-export interface PostPolicy {
-  bytes: number;
-  contentType: string;
-  expiresInSeconds: number;
-}
-
-/** A browser form upload of one object: where to POST, and the signed fields to send first. */
-export interface PresignedPost {
-  url: string;
-  fields: Record<string, string>;
 }
 
 const isMissing = (err: unknown) =>
@@ -79,9 +65,21 @@ export class Blobs {
     readonly bucket: string,
   ) {}
 
-  async put(key: string, body: string | Uint8Array, contentType: string): Promise<void> {
+  /** `tags` are the object's S3 tags, which the bucket's lifecycle rules can expire it by. */
+  async put(
+    key: string,
+    body: string | Uint8Array,
+    contentType: string,
+    tags?: Record<string, string>,
+  ): Promise<void> {
     await this.s3.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }),
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        ContentType: contentType,
+        ...(tags ? { Tagging: new URLSearchParams(tags).toString() } : {}),
+      }),
     );
   }
 
@@ -138,20 +136,6 @@ export class Blobs {
       read: () => body.transformToByteArray(),
       discard: () => body.transformToWebStream().cancel(),
     };
-  }
-
-  /** A presigned POST that stores what `policy` allows at `key`. */
-  async presignPost(
-    key: string,
-    { bytes, contentType, expiresInSeconds }: PostPolicy,
-  ): Promise<PresignedPost> {
-    return createPresignedPost(this.s3, {
-      Bucket: this.bucket,
-      Key: key,
-      Conditions: [["content-length-range", bytes, bytes]],
-      Fields: { "Content-Type": contentType },
-      Expires: expiresInSeconds,
-    });
   }
 
   /** The object's identity and type, or undefined when there is no such object. */

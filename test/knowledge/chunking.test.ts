@@ -15,7 +15,7 @@ describe("chunkText", () => {
   it("keeps short paragraphs of one section together", () => {
     const chunks = chunkText("First paragraph.\n\nSecond paragraph.", { size: 200, overlap: 0 });
     expect(chunks).toEqual([
-      { index: 0, text: "First paragraph.\n\nSecond paragraph.", heading: null },
+      { index: 0, text: "First paragraph.\n\nSecond paragraph.", heading: null, start: 0, end: 35 },
     ]);
   });
 

@@ -147,6 +147,9 @@ describe("crawl API", () => {
       lastError: null,
       refresh: null,
       refreshOf: null,
+      metadata: {},
+      chunking: {},
+      render: "auto",
     });
   });
 

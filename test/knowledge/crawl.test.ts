@@ -166,6 +166,8 @@ describe("a crawl of a small site with every kind of trouble", () => {
       "/bomb",
       "/deck.pdf",
       "/empty",
+      "/blank",
+      "/walled",
       "/copy",
       "/alias",
       "/noindex",
@@ -215,6 +217,8 @@ describe("a crawl of a small site with every kind of trouble", () => {
       }),
       "/deck.pdf": respond("%PDF-1.4", { "content-type": "application/pdf" }),
       "/empty": respond(htmlPage("App", '<div id="root"></div><script src="/app.js"></script>')),
+      "/blank": respond(htmlPage("Blank", "<p>Soon.</p>")),
+      "/walled": respond(htmlPage("Just a moment...", "<p>Checking your browser</p>")),
       "/noindex": article("Hidden", "", '<meta name="robots" content="noindex">'),
     };
     for (const [path, route] of Object.entries(routes)) site.route(path, route);
@@ -263,7 +267,11 @@ describe("a crawl of a small site with every kind of trouble", () => {
     expect(outcome("/missing")).toEqual(["skipped", "http_error"]);
     expect(pages.get("/missing")?.httpStatus).toBe(404);
     expect(outcome("/deck.pdf")).toEqual(["skipped", "non_html"]);
-    expect(outcome("/empty")).toEqual(["skipped", "empty"]);
+    // A page that needs scripts, in a worker without a browser, fails saying so.
+    expect(outcome("/empty")).toEqual(["failed", "needs_browser"]);
+    expect(outcome("/blank")).toEqual(["skipped", "empty"]);
+    expect(outcome("/walled")).toEqual(["failed", "blocked"]);
+    expect(pages.get("/walled")?.message).toContain("shows a Cloudflare challenge");
     expect(outcome("/alias")).toEqual(["skipped", "duplicate"]);
     expect(outcome("/huge")).toEqual(["failed", "too_large"]);
     expect(outcome("/bomb")).toEqual(["failed", "too_large"]);

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Indexer, textLoader } from "../../lib/knowledge/indexing/indexer.js";
+import { spansKeyOf, textKeyOf } from "../../lib/knowledge/indexing/passages.js";
 import { LiveSources } from "../../lib/knowledge/retrieval/live-sources.js";
 import { IndexRetriever } from "../../lib/knowledge/retrieval/retrieval.js";
 import { type Sources, sourceBlobPrefix } from "../../lib/knowledge/sources/sources.js";
@@ -56,7 +57,11 @@ describe("indexing", () => {
     expect(done).toMatchObject({ status: "indexed", chunk_count: 1, last_error: null });
     expect(done.indexed_at).toMatch(/^\d{4}-\d\d-\d\dT/);
     const stored = await aws.blobs.list(sourceBlobPrefix(WS, item.id));
-    expect(stored.filter((k) => k.includes("/chunks/"))).toHaveLength(1);
+    // The chunk set, and beside it the text it was made from and its chunks' spans.
+    const key = done.chunks_key as string;
+    expect(stored.filter((k) => k.includes("/chunks/")).sort()).toEqual(
+      [key, spansKeyOf(key), textKeyOf(key)].sort(),
+    );
     // Its chunk is in the search index, with the heading the chunker found.
     const hits = await aws.search.search(WS, { text: "pro costs", limit: 5 });
     expect(hits).toEqual([

@@ -48,6 +48,32 @@ describe("URL sources", () => {
       "/empty": respond(htmlPage("App", '<div id="root"></div>')),
       "/deck.pdf": respond("%PDF-1.4", { "content-type": "application/pdf" }),
       "/deep": respond(htmlPage("Deep", `${"<div>".repeat(5_000)}${prose("Deep")}`)),
+      "/challenge": respond(
+        htmlPage(
+          "Just a moment...",
+          '<div id="challenge-running">Checking if the site connection is secure</div><script>window._cf_chl_opt = {};</script>',
+        ),
+        { "content-type": "text/html" },
+        503,
+      ),
+      "/captcha": respond(
+        htmlPage(
+          "Shop",
+          '<p>Please confirm you are not a robot.</p><div class="g-recaptcha"></div>',
+        ),
+      ),
+      "/login": respond(
+        htmlPage(
+          "Sign in to Shop",
+          '<form><input name="email"><input type="password" name="password"><button>Sign in</button></form>',
+        ),
+      ),
+      "/consent-only": respond(
+        htmlPage(
+          "Shop",
+          '<div id="onetrust-consent-sdk"><p>We use cookies to give you the best experience on our website and to measure our audience. Accept all cookies or manage your preferences.</p></div>',
+        ),
+      ),
     });
   });
   afterAll(async () => {
@@ -71,13 +97,45 @@ describe("URL sources", () => {
 
   it.each([
     ["/missing", "http_error", "404"],
-    ["/empty", "empty_content", "no readable text"],
+    [
+      "/empty",
+      "needs_browser",
+      "/empty needs scripts to show its content (its app root (#root) is empty)",
+    ],
+    [
+      "/challenge",
+      "blocked",
+      "/challenge answered HTTP 503 with a Cloudflare challenge instead of the page",
+    ],
+    ["/captcha", "blocked", "/captcha shows a captcha instead of its content"],
+    ["/login", "blocked", "/login shows a login wall"],
+    ["/consent-only", "blocked", "only a cookie-consent banner"],
     ["/deck.pdf", "unsupported_content_type", "application/pdf"],
     ["/deep", "too_complex", "/deep: The page nests elements more than 256 levels deep"],
   ])("fails %s with %s and a readable last_error", async (path, code, words) => {
     const source = await indexUrl(`${site.origin}${path}`);
     expect(source).toMatchObject({ status: "failed", error_code: code });
     expect(source.last_error).toContain(words);
+  });
+
+  it("reads a page that needs scripts as it was sent under render never", async () => {
+    const url = `${site.origin}/empty`;
+    const created = await sources.create(WS, {
+      type: "url",
+      name: url,
+      source_url_or_path: url,
+      render: "never",
+    });
+    await local.handle(
+      { kind: "index", workspaceId: WS, sourceId: created.id, revision: 1 },
+      delivery,
+    );
+    const source = await sources.get(WS, created.id);
+    expect(source).toMatchObject({
+      status: "failed",
+      error_code: "empty_content",
+      render: "never",
+    });
   });
 
   it("refuses a private target without connecting when private URLs are not allowed", async () => {

@@ -12,7 +12,9 @@ import {
   oneOrSeveralParam,
   pageOf,
 } from "../../http/schemas.js";
+import { RenderSchema } from "../../web/render/schema.js";
 import { MAX_URL_LENGTH } from "../../web/url.js";
+import { ChunkingSchema, MetadataSchema } from "../sources/attributes.js";
 import { REFRESH_SCHEDULES } from "../sources/fields.js";
 
 const DEFAULT_MAX_PAGES = 100;
@@ -79,6 +81,12 @@ export const StartCrawlBody = z
       description:
         "Crawl the site again daily or weekly with the same settings: changed pages are reindexed, new ones added within `maxPages`, pages gone (404, 410) marked; each run counts against the daily page quota",
     }),
+    metadata: MetadataSchema.optional().openapi({
+      description:
+        "Attributes each page's new source gets (see `metadata` of `POST /api/knowledge`); a page the workspace has already keeps its own",
+    }),
+    chunking: ChunkingSchema.optional(),
+    render: RenderSchema.optional(),
   })
   .openapi("StartCrawl");
 
@@ -106,6 +114,9 @@ export const CrawlSchema = z
       .string()
       .nullable()
       .openapi({ description: "For a scheduled run: the crawl it repeats" }),
+    metadata: MetadataSchema,
+    chunking: ChunkingSchema,
+    render: RenderSchema,
   })
   .openapi("Crawl");
 

@@ -14,6 +14,8 @@ import { extractPage, warmPageReader } from "../../web/extract.js";
 import type { FetchResult, SafeFetcher } from "../../web/fetch.js";
 import type { Observation } from "../../web/pace.js";
 import { type ExtractedPage, ExtractionError } from "../../web/page.js";
+import type { Renderer } from "../../web/render/renderer.js";
+import { viewPage } from "../../web/render/view.js";
 import type { RobotsRules } from "../../web/robots.js";
 import type { PoliteSession } from "../../web/session.js";
 import { readSitemaps } from "../../web/sitemap.js";
@@ -50,6 +52,8 @@ export interface CrawlerDeps {
   fetcher: SafeFetcher;
   /** robots.txt, and the gap between two requests to a host (politeness or Crawl-delay). */
   session: PoliteSession;
+  /** Renders pages that need scripts (the crawl's `render`); absent, they fail `needs_browser`. */
+  renderer?: Renderer | undefined;
   /**
    * A running crawl without progress for this long is stalled, unless pages of it still wait in
    * the queue (none taken yet: a backlog ahead of them is no stall).
@@ -217,8 +221,14 @@ export class Crawler {
 
     let extracted: ExtractedPage;
     try {
-      extracted = await extractPage(fetched.body, fetched.url, { charset: fetched.charset });
+      const view = await viewPage(fetched, {
+        mode: crawl.render ?? "auto",
+        renderer: this.deps.renderer,
+      });
+      extracted = await extractPage(view.body, view.url, { charset: view.charset });
     } catch (err) {
+      // A wall, a page that needs a browser, or one past the renderer's bounds: failed, saying so.
+      if (err instanceof FetchError) return fetchOutcome(err);
       if (!(err instanceof ExtractionError)) throw err;
       if (err.code === "empty_content") return skipped("empty", err.message);
       return { status: "failed", reason: err.code, message: err.message };
@@ -267,6 +277,7 @@ export class Crawler {
         name: (toDisplayText(extracted.title ?? "") || page.url).slice(0, 200),
         snapshot: extracted.markdown,
         holder: crawl.refreshOf ?? crawl.crawlId,
+        settings: { metadata: crawl.metadata, chunking: crawl.chunking },
       }));
     } catch (err) {
       // A new page past the workspace's sources cap is skipped, saying so; pages it has go on.

@@ -3,6 +3,8 @@ import { isId, newId } from "../../ids.js";
 import type { QuotaCharge } from "../../limits/quotas.js";
 import type { Page } from "../../store/table.js";
 import { wsKey } from "../../store/table.js";
+import type { RenderMode } from "../../web/render/renderer.js";
+import type { ChunkingSettings, Metadata } from "../sources/attributes.js";
 import type { RefreshSchedule } from "../sources/fields.js";
 import { refreshMarker } from "../sources/schedule.js";
 import {
@@ -23,7 +25,10 @@ import {
 export const DEFAULT_WATCH_SECONDS = 300;
 
 /** A crawl as the API shows it (camelCase, per the seed contract). */
-export interface PublicCrawl extends CrawlSettings {
+export interface PublicCrawl extends Omit<CrawlSettings, "metadata" | "chunking" | "render"> {
+  render: RenderMode;
+  metadata: Metadata;
+  chunking: ChunkingSettings;
   crawlId: string;
   status: CrawlItem["status"];
   pagesDiscovered: number;
@@ -68,6 +73,9 @@ export function toPublicCrawl(item: CrawlItem): PublicCrawl {
     lastError: item.lastError,
     refresh: item.refresh ?? null,
     refreshOf: item.refreshOf ?? null,
+    metadata: item.metadata ?? {},
+    chunking: item.chunking ?? {},
+    render: item.render ?? "auto",
   };
 }
 

@@ -22,6 +22,9 @@ import { refreshMarker, SCHEDULE_MARKER } from "../sources/schedule.js";
  * between the two can leave them short, which the watchdog repairs by recounting the pages.
  */
 
+import type { RenderMode } from "../../web/render/renderer.js";
+import type { ChunkingSettings, Metadata } from "../sources/attributes.js";
+
 export type CrawlStatus = "indexing" | "completed" | "failed" | "cancelled";
 
 export interface CrawlSettings {
@@ -31,6 +34,11 @@ export interface CrawlSettings {
   includeSubdomains: boolean;
   includePaths: string[];
   excludePaths: string[];
+  /** Given to each page's new source (absent on crawls started before attributes existed). */
+  metadata?: Metadata | undefined;
+  chunking?: ChunkingSettings | undefined;
+  /** When its pages are rendered in a browser; absent (older crawls): `auto`. */
+  render?: RenderMode | undefined;
 }
 
 export interface CrawlCounts {

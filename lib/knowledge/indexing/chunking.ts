@@ -9,15 +9,24 @@ export interface ChunkingOptions {
   size: number;
   /** Characters of the previous chunk's tail (whole sentences) repeated at a chunk's start. */
   overlap: number;
+  /** False: a heading does not end a chunk (it still names the chunks after it). Default true. */
+  byHeadings?: boolean;
 }
 
 export interface Chunk {
   index: number;
+  /** Exactly `document.slice(start, end)` of the text it was chunked from. */
   text: string;
   /** The headings above the chunk, outermost first, joined with " > ". */
   heading: string | null;
   /** The page the chunk starts on, for paged documents. */
   page?: number;
+  /**
+   * Where the chunk's text lies in the normalized document (UTF-16 code units, end exclusive).
+   * The chunker always sets them; chunk sets stored before it did lack them.
+   */
+  start?: number;
+  end?: number;
 }
 
 /** Text in, cleaned: Unicode NFC, LF line ends, no control characters, tidy blank lines. */
@@ -54,50 +63,91 @@ function headingOf(line: string): { level: number; text: string } | undefined {
 /** A form feed between pages is how paged documents (PDF) mark page breaks before chunking. */
 export const PAGE_BREAK = "\f";
 
-interface Section {
-  heading: string | null;
-  page: number | undefined;
-  paragraphs: string[];
+/** A span of the document: a paragraph, a sentence or a piece of one, trimmed. */
+interface Span {
+  start: number;
+  end: number;
 }
 
-function sections(text: string, paged: boolean): Section[] {
+interface Paragraph extends Span {
+  /** The heading trail above it. */
+  heading: string | null;
+}
+
+interface Section {
+  page: number | undefined;
+  paragraphs: Paragraph[];
+}
+
+const isSpace = (ch: string | undefined) => ch !== undefined && ch.trim() === "";
+
+/** The span without the whitespace at either end, as `String.prototype.trim` would cut it. */
+function trimSpan(text: string, start: number, end: number): Span {
+  let from = start;
+  let to = end;
+  while (from < to && isSpace(text[from])) from++;
+  while (to > from && isSpace(text[to - 1])) to--;
+  return { start: from, end: to };
+}
+
+/**
+ * The document's sections (each between headings, when `byHeadings`, and within one page) and
+ * their paragraphs as spans of it. Without `byHeadings` a heading line is a paragraph of its own,
+ * and the trail it opens names the paragraphs after it.
+ */
+function sections(text: string, paged: boolean, byHeadings: boolean): Section[] {
   const result: Section[] = [];
   const trail: string[] = [];
   let page = paged ? 1 : undefined;
-  let current: Section = { heading: null, page, paragraphs: [] };
-  let paragraph: string[] = [];
+  let heading: string | null = null;
+  let current: Section = { page, paragraphs: [] };
+  let first = -1;
+  let last = -1;
   const endParagraph = () => {
-    const joined = paragraph.join("\n").trim();
-    if (joined) current.paragraphs.push(joined);
-    paragraph = [];
+    if (first >= 0) {
+      const span = trimSpan(text, first, last);
+      if (span.end > span.start) current.paragraphs.push({ ...span, heading });
+    }
+    first = -1;
   };
-  const startSection = (heading: string | null) => {
+  const startSection = () => {
     endParagraph();
     if (current.paragraphs.length > 0) result.push(current);
-    current = { heading, page, paragraphs: [] };
+    current = { page, paragraphs: [] };
   };
+  let offset = 0;
   for (const rawLine of text.split("\n")) {
+    const lineStart = offset;
+    offset += rawLine.length + 1;
     const pageBreaks = paged ? rawLine.split(PAGE_BREAK).length - 1 : 0;
     const line = pageBreaks ? rawLine.replaceAll(PAGE_BREAK, "") : rawLine;
     if (pageBreaks && page !== undefined) {
       endParagraph();
-      if (current.paragraphs.length > 0) startSection(current.heading);
+      if (current.paragraphs.length > 0) startSection();
       page += pageBreaks;
       current.page = page;
     }
-    const heading = headingOf(line);
-    if (heading) {
-      const { level, text } = heading;
+    const found = headingOf(line);
+    if (found) {
+      const { level, text: title } = found;
       trail.length = Math.min(trail.length, level - 1);
-      trail[level - 1] = text;
-      startSection(trail.filter(Boolean).join(" > "));
+      trail[level - 1] = title;
+      if (byHeadings) startSection();
+      else endParagraph();
+      heading = trail.filter(Boolean).join(" > ");
+      if (!byHeadings) {
+        first = lineStart;
+        last = lineStart + rawLine.length;
+        endParagraph();
+      }
     } else if (line.trim() === "") {
       endParagraph();
     } else {
-      paragraph.push(line);
+      if (first < 0) first = lineStart;
+      last = lineStart + rawLine.length;
     }
   }
-  startSection(null);
+  startSection();
   return result;
 }
 
@@ -120,8 +170,8 @@ const SENTENCE_WINDOW = 1024;
  * window doubles the window until it is seen whole, reading only its first three segments: a long
  * sentence costs time in its length, never in the sentences after it.
  */
-function sentences(paragraph: string): string[] {
-  const found: string[] = [];
+function sentences(paragraph: string): Span[] {
+  const found: Span[] = [];
   let start = 0;
   let width = SENTENCE_WINDOW;
   while (start < paragraph.length) {
@@ -138,81 +188,78 @@ function sentences(paragraph: string): string[] {
       continue;
     }
     for (const segment of segments.slice(0, whole)) {
+      const span = trimSpan(paragraph, start, start + segment.length);
       start += segment.length;
-      const trimmed = segment.trim();
-      if (trimmed) found.push(trimmed);
+      if (span.end > span.start) found.push(span);
     }
     width = SENTENCE_WINDOW;
   }
   return found;
 }
 
-/** Cuts an over-long piece at word boundaries (or anywhere, for text without spaces). */
-function hardSplit(piece: string, size: number): string[] {
-  const parts: string[] = [];
-  let rest = piece;
-  while (rest.length > size) {
-    const cut = rest.lastIndexOf(" ", size);
-    const at = cut > size / 2 ? cut : size;
-    parts.push(rest.slice(0, at).trim());
-    rest = rest.slice(at).trim();
+/** Cuts an over-long span at word boundaries (or anywhere, for text without spaces). */
+function hardSplit(text: string, { start, end }: Span, size: number): Span[] {
+  const parts: Span[] = [];
+  let from = start;
+  while (end - from > size) {
+    const cut = text.lastIndexOf(" ", from + size);
+    const at = cut - from > size / 2 ? cut : from + size;
+    parts.push(trimSpan(text, from, at));
+    from = trimSpan(text, at, end).start;
   }
-  if (rest) parts.push(rest);
+  if (end > from) parts.push({ start: from, end });
   return parts;
 }
 
-/** The units a section packs from: whole paragraphs, or sentences of paragraphs that are too long. */
-function units(section: Section, size: number): string[][] {
-  return section.paragraphs.map((p) =>
-    p.length <= size
-      ? [p]
-      : sentences(p).flatMap((s) => (s.length <= size ? [s] : hardSplit(s, size))),
-  );
+/** The pieces a section packs from: whole paragraphs, or sentences of paragraphs too long. */
+function pieces(text: string, paragraph: Paragraph, size: number): Span[] {
+  if (paragraph.end - paragraph.start <= size) return [paragraph];
+  const body = text.slice(paragraph.start, paragraph.end);
+  return sentences(body).flatMap((sentence) => {
+    const span = { start: paragraph.start + sentence.start, end: paragraph.start + sentence.end };
+    return span.end - span.start <= size ? [span] : hardSplit(text, span, size);
+  });
 }
 
 export function chunkText(text: string, options: ChunkingOptions): Chunk[] {
   return chunkDocument(normalizeDocument(text), options);
 }
 
-/** `chunkText` for text `normalizeDocument` has already cleaned (the indexer hashes it first). */
+/**
+ * `chunkText` for text `normalizeDocument` has already cleaned (the indexer hashes it first). A
+ * chunk is a span of the text, so its offsets locate its passage exactly; its size is the span's.
+ */
 export function chunkDocument(text: string, options: ChunkingOptions): Chunk[] {
-  const { size, overlap } = options;
+  const { size, overlap, byHeadings = true } = options;
   const paged = text.includes(PAGE_BREAK);
   const chunks: Chunk[] = [];
-  for (const section of sections(text, paged)) {
-    let body: string[] = [];
-    let length = 0;
+  for (const section of sections(text, paged, byHeadings)) {
+    let body: Array<Span & { heading: string | null }> = [];
     let carried = 0;
     const flush = () => {
-      if (body.length > carried) {
+      const head = body[0];
+      const tail = body.at(-1);
+      if (head && tail && body.length > carried) {
         chunks.push({
           index: chunks.length,
-          text: body.join(" ").replaceAll(" \n\n", "\n\n").trim(),
-          heading: section.heading,
+          text: text.slice(head.start, tail.end),
+          heading: head.heading,
           ...(section.page === undefined ? {} : { page: section.page }),
+          start: head.start,
+          end: tail.end,
         });
       }
       // Carry whole trailing sentences into the next chunk, up to the overlap.
-      const tail: string[] = [];
-      let tailLength = 0;
-      for (let i = body.length - 1; i >= 0; i--) {
-        const piece = body[i] as string;
-        if (tailLength + piece.length > overlap) break;
-        tail.unshift(piece);
-        tailLength += piece.length + 1;
-      }
-      body = tail.map((piece, i) => (i === 0 ? piece.trimStart() : piece));
-      length = tailLength;
-      carried = tail.length;
+      let keep = body.length;
+      while (keep > 0 && tail && tail.end - (body[keep - 1] as Span).start <= overlap) keep--;
+      body = body.slice(keep);
+      carried = body.length;
     };
-    for (const paragraph of units(section, size)) {
-      for (const [i, piece] of paragraph.entries()) {
-        // A paragraph break inside a chunk stays visible as a blank line.
-        const unit = i === 0 && body.length > carried ? `\n\n${piece}` : piece;
-        if (length + unit.length > size && body.length > carried) flush();
-        const cleaned = body.length === 0 ? unit.trimStart() : unit;
-        body.push(cleaned);
-        length += cleaned.length + 1;
+    for (const paragraph of section.paragraphs) {
+      for (const piece of pieces(text, paragraph, size)) {
+        const head = body[0];
+        if (head && piece.end - head.start > size && body.length > carried) flush();
+        body.push({ ...piece, heading: paragraph.heading });
       }
     }
     flush();

@@ -15,7 +15,9 @@ async function extractHtml(html: string): Promise<{ text: string }> {
     return { text: (await extractPage(html, "https://upload.invalid/")).markdown };
   } catch (err) {
     if (!(err instanceof ExtractionError)) throw err;
-    throw new ParseError(err.code === "empty_content" ? "empty" : err.code, err.message);
+    // A file that is only a consent banner has nothing to index, as an empty one.
+    const empty = err.code === "empty_content" || err.code === "blocked";
+    throw new ParseError(empty ? "empty" : err.code, err.message);
   }
 }
 

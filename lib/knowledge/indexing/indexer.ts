@@ -11,10 +11,12 @@ import type { Delivery, IndexMessage } from "../../store/queue.js";
 import type { Table } from "../../store/table.js";
 import type { Validators } from "../../web/fetch.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
+import { chunkingOf } from "../sources/attributes.js";
 import { type SourceItem, SourceRecords, toPublic } from "../sources/records.js";
 import { type SourceType, sourceBlobPrefix } from "../sources/sources.js";
 import { type Chunk, type ChunkingOptions, normalizeDocument, PAGE_BREAK } from "./chunking.js";
 import { embedChunks, indexSpace } from "./embeddings.js";
+import { spansKeyOf, spansOf, storePassages, textKeyOf } from "./passages.js";
 
 /** Chunking a source's text (at most a few megabytes) in a sandbox thread. */
 const CHUNK_BOUNDS: SandboxBounds = { timeoutMs: 30_000, maxHeapMb: 256 };
@@ -78,6 +80,7 @@ export interface StoredChunks {
 export interface IndexerDeps {
   table: Table;
   blobs: Blobs;
+  /** The service's chunking (CHUNK_SIZE, CHUNK_OVERLAP); a source's own `chunking` wins. */
   chunking: ChunkingOptions;
   /** How each type of source gets its content; a type without one fails clearly. */
   loaders: Partial<Record<SourceType, ContentLoader>>;
@@ -198,7 +201,7 @@ export class Indexer {
    */
   private async refresh(source: SourceItem, refresher: PageRefresher): Promise<IndexOutcome> {
     const found = await refresher(source);
-    if (found.kind === "content" && this.contentHash(found.text) !== source.content_hash) {
+    if (found.kind === "content" && this.contentHash(source, found.text) !== source.content_hash) {
       let outcome: IndexOutcome;
       try {
         outcome = await this.index(source, found);
@@ -228,11 +231,19 @@ export class Indexer {
     return outcome === "changed" ? "indexed" : (outcome as IndexOutcome);
   }
 
-  /** The hash that tells whether a source's content (as chunked, with these settings) changed. */
-  private contentHash(text: string): string {
-    const { size, overlap } = this.deps.chunking;
+  /** How the source's text is chunked: its own settings over the service's. */
+  private chunkingFor(source: SourceItem): ChunkingOptions {
+    const { size, overlap, byHeadings } = chunkingOf(source.chunking, this.deps.chunking);
+    return { size, overlap, byHeadings };
+  }
+
+  /** The hash that tells whether a source's content (as chunked, with its settings) changed. */
+  private contentHash(source: SourceItem, text: string): string {
+    const { size, overlap, byHeadings } = this.chunkingFor(source);
+    // Chunking by headings, the default, adds nothing: hashes from before the setting stand.
+    const settings = `${size}:${overlap}${byHeadings === false ? ":flat" : ""}`;
     return createHash("sha256")
-      .update(`${size}:${overlap}\n${normalizeDocument(text)}`)
+      .update(`${settings}\n${normalizeDocument(text)}`)
       .digest("hex");
   }
 
@@ -257,7 +268,7 @@ export class Indexer {
 
   /** Indexes the source's current revision, from `content` when it was read already. */
   private async index(source: SourceItem, content?: LoadedContent): Promise<IndexOutcome> {
-    const { blobs, chunking, loaders } = this.deps;
+    const { blobs, loaders } = this.deps;
     const load = loaders[source.type];
     if (!load)
       throw new IndexingError("not_supported", `Sources of type ${source.type} cannot be indexed`);
@@ -266,25 +277,33 @@ export class Indexer {
     if (!text.replaceAll(PAGE_BREAK, "").trim())
       throw new IndexingError("empty_content", "The source has no readable text to index");
 
-    const hash = this.contentHash(text);
+    const hash = this.contentHash(source, text);
     const prefix = sourceBlobPrefix(source.workspaceId, source.id);
     const chunksKey = `${prefix}chunks/${hash.slice(0, 32)}.json`;
     let chunks: Chunk[] | undefined;
     if (source.chunks_key === chunksKey) {
       chunks = (await blobs.getJson<StoredChunks>(chunksKey))?.chunks;
+      // A chunk set stored before chunks had offsets is made again, with them.
+      if (chunks && !spansOf(chunks)) chunks = undefined;
     }
+    const keep = new Set([chunksKey]);
     if (!chunks) {
       // In the sandbox: a megabyte of tiny sentences takes about a second of one core, which
       // must not hold the worker's event loop (other records, the local runtime's API).
       chunks = await sandbox.run(
         "chunk",
-        { text, options: chunking },
+        { text, options: this.chunkingFor(source) },
         CHUNK_BOUNDS,
         CHUNK_FAILURES,
       );
       await blobs.putJson(chunksKey, { sourceId: source.id, chunks } satisfies StoredChunks);
+      // The text and spans citations read (see passages.ts), stored with the chunk set.
+      for (const key of await storePassages(blobs, chunksKey, text, spansOf(chunks) ?? [])) {
+        keep.add(key);
+      }
+    } else {
+      for (const key of [textKeyOf(chunksKey), spansKeyOf(chunksKey)]) keep.add(key);
     }
-    const keep = new Set([chunksKey]);
     const embedded = await this.embed(chunksKey, chunks);
     if (embedded) keep.add(embedded.key);
 

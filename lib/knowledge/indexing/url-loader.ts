@@ -4,6 +4,8 @@ import { FetchError, isTransient } from "../../web/errors.js";
 import { extractPage } from "../../web/extract.js";
 import type { FetchedContent, SafeFetcher } from "../../web/fetch.js";
 import { ExtractionError, type ExtractLimits } from "../../web/page.js";
+import type { Renderer } from "../../web/render/renderer.js";
+import { viewPage } from "../../web/render/view.js";
 import type { SourceItem } from "../sources/sources.js";
 import {
   type ContentLoader,
@@ -23,6 +25,8 @@ export interface UrlLoaderDeps {
   fetcher: SafeFetcher;
   blobs: Blobs;
   limits?: Partial<ExtractLimits>;
+  /** Renders pages that need scripts (the source's `render`); absent, they fail `needs_browser`. */
+  renderer?: Renderer | undefined;
 }
 
 /**
@@ -39,13 +43,15 @@ function loadFailure(err: unknown, url: string): unknown {
 
 async function readFetched(
   page: FetchedContent,
-  limits: Partial<ExtractLimits> | undefined,
+  source: SourceItem,
+  { limits, renderer }: UrlLoaderDeps,
 ): Promise<LoadedContent> {
   const validators = page.validators;
   if (page.kind !== "html" && page.kind !== "xhtml") {
     return { text: decodeText(page.body, page.charset), validators };
   }
-  const extracted = await extractPage(page.body, page.url, { charset: page.charset, limits });
+  const view = await viewPage(page, { mode: source.render ?? "auto", renderer });
+  const extracted = await extractPage(view.body, view.url, { charset: view.charset, limits });
   return { text: extracted.markdown, validators };
 }
 
@@ -67,7 +73,8 @@ const urlOf = (source: SourceItem) => {
  * already `refresh_snapshot`) and that is read instead of fetching again; every other revision
  * fetches the live page.
  */
-export function urlLoader({ fetcher, blobs, limits }: UrlLoaderDeps): ContentLoader {
+export function urlLoader(deps: UrlLoaderDeps): ContentLoader {
+  const { fetcher, blobs } = deps;
   return async (source) => {
     const copy = await crawlCopy(blobs, source);
     if (copy !== undefined) return { text: copy };
@@ -78,7 +85,11 @@ export function urlLoader({ fetcher, blobs, limits }: UrlLoaderDeps): ContentLoa
     }
     const url = urlOf(source);
     try {
-      return await readFetched(await fetcher.fetch(url, { accept: URL_SOURCE_KINDS }), limits);
+      return await readFetched(
+        await fetcher.fetch(url, { accept: URL_SOURCE_KINDS }),
+        source,
+        deps,
+      );
     } catch (err) {
       throw loadFailure(err, url);
     }
@@ -90,7 +101,8 @@ export function urlLoader({ fetcher, blobs, limits }: UrlLoaderDeps): ContentLoa
  * it left one, else the live page with a conditional request (its `ETag` and `Last-Modified`), so
  * an unchanged page costs the site a 304. A page answering 404 or 410 is gone.
  */
-export function urlRefresher({ fetcher, blobs, limits }: UrlLoaderDeps): PageRefresher {
+export function urlRefresher(deps: UrlLoaderDeps): PageRefresher {
+  const { fetcher, blobs } = deps;
   return async (source) => {
     const copy = await crawlCopy(blobs, source);
     if (copy !== undefined) return { kind: "content", text: copy };
@@ -102,7 +114,7 @@ export function urlRefresher({ fetcher, blobs, limits }: UrlLoaderDeps): PageRef
     try {
       const page = await fetcher.fetch(url, { accept: URL_SOURCE_KINDS, validators });
       if (page.type === "not_modified") return { kind: "unchanged" };
-      return { kind: "content", ...(await readFetched(page, limits)) };
+      return { kind: "content", ...(await readFetched(page, source, deps)) };
     } catch (err) {
       if (err instanceof FetchError && GONE_STATUSES.has(err.status ?? 0)) {
         return { kind: "gone", message: err.message };

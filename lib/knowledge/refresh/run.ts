@@ -118,10 +118,21 @@ async function recrawl(deps: RefreshRunDeps, crawl: CrawlItem): Promise<boolean>
   const last = crawl.lastRunId && (await deps.crawls.get(crawl.workspaceId, crawl.lastRunId));
   if (last && last.status === "indexing") return false;
   const { seedUrl, maxPages, maxDepth, includeSubdomains, includePaths, excludePaths } = crawl;
+  const { metadata, chunking, render } = crawl;
   const quota = await deps.quotas.consume(crawl.workspaceId, "crawl_pages", maxPages);
   const next = await deps.crawls.start(
     crawl.workspaceId,
-    { seedUrl, maxPages, maxDepth, includeSubdomains, includePaths, excludePaths },
+    {
+      seedUrl,
+      maxPages,
+      maxDepth,
+      includeSubdomains,
+      includePaths,
+      excludePaths,
+      metadata,
+      chunking,
+      render,
+    },
     quota,
     { refreshOf: crawl.crawlId },
   );

@@ -2,8 +2,18 @@ import { LRUCache } from "lru-cache";
 import { type Item, type Table, wsKey } from "../../store/table.js";
 import { crawlSourceIds } from "../crawl/frontier.js";
 import { GENERATION_SK, isSearchable, SOURCE_PREFIX, type SourceItem } from "../sources/sources.js";
+import { FILTER_FIELDS } from "./filter-expression.js";
 
-const FIELDS = ["id", "status", "enabled", "chunks_key", "name", "source_url_or_path"];
+/** What search reads of each source: whether it is live, what results show, what filters match. */
+const FIELDS = [
+  "id",
+  "status",
+  "enabled",
+  "chunks_key",
+  "name",
+  "source_url_or_path",
+  ...FILTER_FIELDS,
+];
 
 /** A workspace's sources as search sees them. */
 export interface WorkspaceSources {

@@ -17,6 +17,13 @@ import {
   pageOf,
 } from "../../http/schemas.js";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from "../../search/terms.js";
+import { RenderSchema } from "../../web/render/schema.js";
+import { FilterSchema } from "../retrieval/filter-expression.js";
+import { ChunkingSchema, jsonField, MetadataSchema } from "./attributes.js";
+
+/** The longest span `GET /api/knowledge/{id}/text` answers at once. */
+export const MAX_TEXT_SPAN = 200_000;
+
 import { REFRESH_SCHEDULES, SOURCE_STATUSES, SOURCE_TYPES } from "./fields.js";
 
 const Schedule = z.enum(REFRESH_SCHEDULES).openapi({
@@ -56,6 +63,11 @@ export const SourceSchema = z
       format: "date-time",
       description: "When a refresh found the page gone (404 or 410); what was indexed stays",
     }),
+    metadata: MetadataSchema,
+    chunking: ChunkingSchema,
+    render: RenderSchema.nullable().openapi({
+      description: "URL sources: when the page is rendered in a browser; null for other types",
+    }),
   })
   .openapi("KnowledgeSource");
 
@@ -74,10 +86,16 @@ export const CreateSourceBody = z
       .openapi({ description: "A public web page to index (a `url` source)" }),
     name: sourceName.optional(),
     refresh: Schedule.optional(),
+    metadata: MetadataSchema.optional(),
+    chunking: ChunkingSchema.optional(),
+    render: RenderSchema.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.refresh !== undefined && body.url === undefined) {
       ctx.addIssue({ code: "custom", message: "Only a `url` can be refreshed", path: ["refresh"] });
+    }
+    if (body.render !== undefined && body.url === undefined) {
+      ctx.addIssue({ code: "custom", message: "Only a `url` is rendered", path: ["render"] });
     }
     if (body.text !== undefined && body.url !== undefined) {
       // The issue is about both fields: each is named, so a client can mark either.
@@ -106,6 +124,8 @@ export const MultipartSourceBody = z
       description: "The document (up to 4 MiB, 4,194,304 bytes)",
     }),
     name: sourceName.optional(),
+    metadata: jsonField(MetadataSchema, "metadata").optional(),
+    chunking: jsonField(ChunkingSchema, "chunking").optional(),
   })
   .openapi("UploadKnowledgeFile");
 
@@ -155,6 +175,9 @@ export const createSource = createRoute({
     "a text its UTF-8 bytes and a file its size (`upload_bytes`), a URL, new or known, one page",
     "(`crawl_pages`). A workspace holding `MAX_SOURCES_PER_WORKSPACE` sources (10,000 by default)",
     "is refused a new one with 409 `limit_reached` (adding a URL it has already still refreshes it).",
+    "`metadata` sets the attributes search `filters` match; `chunking` how the text is cut into",
+    "chunks (a multipart form sends either as JSON in a field of that name). A URL the workspace",
+    "has already keeps its own.",
   ].join(" "),
   request: {
     headers: IdempotencyHeaders,
@@ -213,9 +236,9 @@ export const patchSource = createRoute({
   method: "patch",
   path: "/api/knowledge/{id}",
   tags,
-  summary: "Rename a source, enable or disable it, or schedule its refresh",
+  summary: "Rename a source, enable or disable it, schedule its refresh or set its metadata",
   description:
-    "A disabled source leaves search, chat and intel at once; enabling brings it back without reindexing. A new `name` shows in search results at once. `refresh` (URL sources) sets or, with null, removes the schedule.",
+    "A disabled source leaves search, chat and intel at once; enabling brings it back without reindexing. A new `name` shows in search results at once. `refresh` (URL sources) sets or, with null, removes the schedule. `metadata` replaces the source's attributes as a whole (`{}` removes them) and counts in the very next search's `filters`.",
   request: {
     params: IdParams,
     query: NoQuery,
@@ -225,9 +248,10 @@ export const patchSource = createRoute({
           enabled: flagField("Whether search, chat and intel use the source").optional(),
           name: sourceName.optional(),
           refresh: Schedule.nullable().optional(),
+          metadata: MetadataSchema.optional(),
         })
         .refine((body) => Object.values(body).some((value) => value !== undefined), {
-          message: "Give `enabled`, `name` or `refresh`",
+          message: "Give `enabled`, `name`, `refresh` or `metadata`",
         }),
     ),
   },
@@ -274,6 +298,18 @@ export const SearchResultSchema = z
     name: z.string(),
     heading: z.string().nullable(),
     page: z.number().int().nullable(),
+    char_start: z.number().int().nullable().openapi({
+      description:
+        "Where `text` starts in the source's extracted text: `GET /api/knowledge/{id}/text?start=&end=` with these two answers exactly `text`. Null for sources indexed before spans were recorded (reindex them)",
+    }),
+    char_end: z.number().int().nullable().openapi({ description: "Where `text` ends (exclusive)" }),
+    heading_path: z.array(z.string()).openapi({
+      description: "The headings above the passage, outermost first",
+    }),
+    url: z.string().nullable().openapi({
+      description:
+        "Web pages: the page's URL with a text fragment (`#:~:text=`) that opens it at the passage",
+    }),
   })
   .openapi("SearchResult");
 
@@ -299,12 +335,137 @@ export const searchKnowledge = createRoute({
         source_ids: oneOrSeveral(z.string().max(64), "Only these sources", 100).optional(),
         type: oneOrSeveral(z.enum(SOURCE_TYPES), "Only sources of these types", 3).optional(),
         crawl_id: oneOrSeveral(z.string().max(64), "Only pages of these crawls", 20).optional(),
+        filters: FilterSchema.optional(),
       }),
     ),
   },
   responses: {
-    200: jsonResponse(z.strictObject({ results: z.array(SearchResultSchema) }), "Ranked chunks"),
+    200: jsonResponse(
+      z.strictObject({
+        results: z.array(SearchResultSchema),
+        reranked: z.boolean().optional().openapi({
+          description:
+            "Present when a reranker is configured (RERANK_MODEL): false when it failed or took too long and the results are the first stage's",
+        }),
+        rerank_error: z.string().optional().openapi({ description: "Why reranking failed" }),
+      }),
+      "Ranked chunks",
+    ),
     ...commonErrors,
+  },
+});
+
+/** Questions one `POST /api/knowledge/eval` takes: each runs one search per ranking. */
+export const MAX_EVAL_QUESTIONS = 50;
+
+const Scores = z
+  .strictObject({
+    recall_at_k: z
+      .number()
+      .openapi({ description: "Share of the answering items found in the first `k`" }),
+    mrr: z.number().openapi({ description: "Mean of 1 / the rank of the first answering item" }),
+    ndcg_at_10: z
+      .number()
+      .openapi({ description: "Normalized discounted cumulative gain of the first 10" }),
+  })
+  .nullable()
+  .openapi({ description: "Null when the configuration does not offer this ranking" });
+
+export const evaluateSearch = createRoute({
+  operationId: "evaluateSearch",
+  method: "post",
+  path: "/api/knowledge/eval",
+  tags,
+  summary: "Measure search on your own questions",
+  description: `Searches each question (at most ${MAX_EVAL_QUESTIONS}) lexically, hybrid (with an embedding model) and reranked (with RERANK_MODEL), and reports recall@k, MRR and nDCG@10 of each ranking, averaged. A question names the sources that answer it (\`source_ids\`: any of their passages counts, each source once) or the passages (\`passages\`). \`npm run eval -- questions.jsonl\` sends a larger set in batches.`,
+  request: {
+    query: NoQuery,
+    body: jsonBody(
+      z.strictObject({
+        questions: z
+          .array(
+            z
+              .strictObject({
+                question: z.string().trim().min(1).max(MAX_QUERY_LENGTH),
+                source_ids: z.array(z.string().max(64)).min(1).max(100).optional(),
+                passages: z
+                  .array(
+                    z.strictObject({
+                      source_id: z.string().max(64),
+                      chunk_index: z.number().int().min(0),
+                    }),
+                  )
+                  .min(1)
+                  .max(100)
+                  .optional(),
+              })
+              .refine((q) => (q.source_ids === undefined) !== (q.passages === undefined), {
+                message: "Give the answering `source_ids` or `passages`",
+                path: ["source_ids"],
+              }),
+          )
+          .min(1)
+          .max(MAX_EVAL_QUESTIONS),
+        k: z.number().int().min(1).max(50).default(5),
+      }),
+    ),
+  },
+  responses: {
+    200: jsonResponse(
+      z
+        .strictObject({
+          k: z.number().int(),
+          questions: z.number().int(),
+          modes: z.strictObject({ lexical: Scores, hybrid: Scores, reranked: Scores }),
+        })
+        .openapi("SearchEvaluation"),
+      "The scores of each ranking",
+    ),
+    ...commonErrors,
+  },
+});
+
+export const getSourceText = createRoute({
+  operationId: "getSourceText",
+  method: "get",
+  path: "/api/knowledge/{id}/text",
+  tags,
+  summary: "Read a span of a source's extracted text",
+  description: `The text the indexed revision was chunked from, from \`start\` to \`end\` (character offsets, UTF-16 code units, end exclusive, at most ${MAX_TEXT_SPAN.toLocaleString("en")} characters): a search result's or citation's \`char_start\` and \`char_end\` give exactly its passage; widen them to show it in context. Offsets past the end are cut to it. 409 \`conflict\` when the source has no indexed text yet, or was indexed before texts were kept (reindex it).`,
+  request: {
+    params: IdParams,
+    query: z
+      .strictObject({
+        start: z.coerce.number().int().min(0).default(0),
+        end: z.coerce
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .openapi({
+            description: `Default: \`start\` + ${MAX_TEXT_SPAN.toLocaleString("en")}, or the end of the text`,
+          }),
+      })
+      .refine(
+        (q) => q.end === undefined || (q.end >= q.start && q.end - q.start <= MAX_TEXT_SPAN),
+        {
+          message: `\`end\` is from \`start\` to \`start\` + ${MAX_TEXT_SPAN}`,
+          path: ["end"],
+        },
+      ),
+  },
+  responses: {
+    200: jsonResponse(
+      z.strictObject({
+        text: z.string(),
+        start: z.number().int(),
+        end: z.number().int(),
+        length: z.number().int().openapi({ description: "The whole text's length" }),
+      }),
+      "The span",
+    ),
+    ...commonErrors,
+    409: errorResponse("`conflict`: no indexed text is kept for this source"),
   },
 });
 
@@ -312,7 +473,9 @@ export const sourcesContract = [
   createSource,
   listSources,
   searchKnowledge,
+  evaluateSearch,
   getSource,
+  getSourceText,
   patchSource,
   reindexSource,
   deleteSource,

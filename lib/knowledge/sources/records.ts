@@ -6,7 +6,9 @@ import { and, type Condition, equals, missing, or } from "../../store/conditions
 import { GSI1_SHARDS, shardOf } from "../../store/schema.js";
 import { type Item, type Table, wsKey } from "../../store/table.js";
 import type { Validators } from "../../web/fetch.js";
+import type { RenderMode } from "../../web/render/renderer.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
+import type { ChunkingSettings, Metadata } from "./attributes.js";
 import type { RefreshSchedule, SourceStatus, SourceType } from "./fields.js";
 import { refreshMarker, SCHEDULE_MARKER } from "./schedule.js";
 
@@ -41,6 +43,12 @@ export interface KnowledgeSource {
   last_changed_at: string | null;
   /** When a refresh found the page gone (HTTP 404 or 410); its content stays indexed. */
   gone_at: string | null;
+  /** The attributes search filters match (see `attributes.ts`). */
+  metadata: Metadata;
+  /** How its text is chunked, as set on create; `{}`: the service's defaults. */
+  chunking: ChunkingSettings;
+  /** When a URL source's page is rendered in a browser (lib/web/render); null for other types. */
+  render: RenderMode | null;
 }
 
 /** The stored record: the public fields plus what the pipeline needs. */
@@ -54,6 +62,9 @@ export interface SourceItem
       | "last_checked_at"
       | "last_changed_at"
       | "gone_at"
+      | "metadata"
+      | "chunking"
+      | "render"
     > {
   /** Null for raw text. */
   source_url_or_path: string | null;
@@ -64,6 +75,11 @@ export interface SourceItem
   last_checked_at?: string | null;
   last_changed_at?: string | null;
   gone_at?: string | null;
+  /** Absent on records written before attributes existed, like `chunking`. */
+  metadata?: Metadata;
+  chunking?: ChunkingSettings | null;
+  /** Absent: `auto` (and on records written before rendering existed). */
+  render?: RenderMode;
   /** The page's `ETag` and `Last-Modified` when it was last fetched, for conditional refreshes. */
   etag?: string | null;
   last_modified?: string | null;
@@ -170,6 +186,9 @@ export function toPublic(item: SourceItem): KnowledgeSource {
     last_checked_at: item.last_checked_at ?? null,
     last_changed_at: item.last_changed_at ?? null,
     gone_at: item.gone_at ?? null,
+    metadata: item.metadata ?? {},
+    chunking: item.chunking ?? {},
+    render: item.type === "url" ? (item.render ?? "auto") : null,
   };
 }
 
@@ -223,6 +242,8 @@ export interface SourceChanges {
   enabled?: boolean | undefined;
   name?: string | undefined;
   refresh?: RefreshSchedule | null | undefined;
+  /** Replaces the whole set of attributes (`{}` removes them all). */
+  metadata?: Metadata | undefined;
 }
 
 /** A presigned upload's record, with what its upload took from the daily quota. */
@@ -453,8 +474,8 @@ export class SourceRecords {
   }
 
   /**
-   * Changes a source's name, whether it is enabled, or its refresh schedule (with its place in
-   * the schedule's index). Undefined when the source is gone.
+   * Changes a source's name, whether it is enabled, its refresh schedule (with its place in the
+   * schedule's index) or its attributes. Undefined when the source is gone.
    */
   async edit(
     workspaceId: string,
@@ -469,12 +490,13 @@ export class SourceRecords {
         enabled: changes.enabled === undefined ? undefined : changes.enabled ? 1 : 0,
         name: changes.name,
         refresh: schedule,
+        metadata: changes.metadata,
         ...(schedule ? refreshMarker(workspaceId, id, schedule) : {}),
       },
       undefined,
       schedule === null ? SCHEDULE_MARKER : [],
     );
-    // The name and whether it is enabled are what search reads from the table.
+    // The name, whether it is enabled and the attributes are what search reads from the table.
     if (item) await this.bump(workspaceId);
     return item;
   }

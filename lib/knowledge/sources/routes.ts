@@ -3,13 +3,18 @@ import { conflict, DomainError } from "../../errors.js";
 import { createModule } from "../../http/app.js";
 import type { Quotas } from "../../limits/quotas.js";
 import type { Blobs } from "../../store/blobs.js";
+import { Passages } from "../indexing/passages.js";
+import { evaluate } from "../retrieval/evaluation.js";
 import type { Retriever } from "../retrieval/retrieval.js";
 import { createFileSource } from "../uploads/multipart.js";
 import {
   createSource,
   deleteSource,
+  evaluateSearch,
   getSource,
+  getSourceText,
   listSources,
+  MAX_TEXT_SPAN,
   patchSource,
   reindexSource,
   searchKnowledge,
@@ -45,16 +50,18 @@ export function sourcesRoutes({
   quotas,
 }: SourcesRoutesDeps) {
   const app = createModule();
+  const passages = new Passages(blobs);
 
   app.openapi(createSource, async (c) => {
     const workspaceId = c.get("workspaceId");
     const body = isMultipart(c.req.header("content-type"))
       ? c.req.valid("form")
       : c.req.valid("json");
+    const settings = { metadata: body.metadata, chunking: body.chunking };
     if ("file" in body) {
       const { file, name } = body;
       const created = await quotas.reserving(workspaceId, "upload_bytes", (reserve) =>
-        createFileSource({ sources, blobs }, workspaceId, file, { name, reserve }),
+        createFileSource({ sources, blobs }, workspaceId, file, { name, reserve, settings }),
       );
       const { id, name: sourceName } = created.source;
       return c.json(
@@ -80,6 +87,7 @@ export function sourcesRoutes({
             url,
             name: body.name ?? url,
             refresh: body.refresh,
+            settings: { ...settings, render: body.render },
           });
         },
       );
@@ -94,7 +102,7 @@ export function sourcesRoutes({
     }
     const item = await quotas.reserving(workspaceId, "upload_bytes", async (reserve) => {
       await reserve(bytes);
-      return sources.createText(workspaceId, text, body.name ?? nameFromText(text));
+      return sources.createText(workspaceId, text, body.name ?? nameFromText(text), settings);
     });
     return c.json({ id: item.id, status: "indexing" as const }, 200);
   });
@@ -113,10 +121,28 @@ export function sourcesRoutes({
 
   app.openapi(searchKnowledge, async (c) => {
     const { query, limit, ...scope } = c.req.valid("json");
-    return c.json(
-      { results: await retriever.search(c.get("workspaceId"), query, limit, scope) },
-      200,
-    );
+    return c.json(await retriever.retrieve(c.get("workspaceId"), query, limit, scope), 200);
+  });
+
+  app.openapi(evaluateSearch, async (c) => {
+    const { questions, k } = c.req.valid("json");
+    return c.json(await evaluate(retriever, c.get("workspaceId"), questions, k), 200);
+  });
+
+  app.openapi(getSourceText, async (c) => {
+    const item = await sources.get(c.get("workspaceId"), c.req.valid("param").id);
+    const text = item.chunks_key ? await passages.text(item.chunks_key) : undefined;
+    if (text === undefined) {
+      throw conflict(
+        item.chunks_key
+          ? "The source was indexed before its text was kept; reindex it to read spans"
+          : "The source has no indexed text yet",
+      );
+    }
+    const { start, end = start + MAX_TEXT_SPAN } = c.req.valid("query");
+    const from = Math.min(start, text.length);
+    const to = Math.min(end, text.length);
+    return c.json({ text: text.slice(from, to), start: from, end: to, length: text.length }, 200);
   });
 
   app.openapi(getSource, async (c) => {

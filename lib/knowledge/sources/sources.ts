@@ -6,8 +6,10 @@ import { logger } from "../../log.js";
 import type { Blobs } from "../../store/blobs.js";
 import type { IndexMessage, Queue } from "../../store/queue.js";
 import { type Page, type Table, wsKey } from "../../store/table.js";
+import type { RenderMode } from "../../web/render/renderer.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
 import { crawlSourceIds } from "../crawl/frontier.js";
+import type { ChunkingSettings, Metadata } from "./attributes.js";
 import type { RefreshSchedule, SourceStatus, SourceType } from "./fields.js";
 import {
   atRevision,
@@ -54,7 +56,15 @@ export type NewSource = Pick<SourceItem, "type" | "name" | "source_url_or_path">
   id?: string;
   content_key?: string | null;
   crawl_id?: string | null;
-};
+} & SourceSettings;
+
+/** What a client may set on any new source (see `attributes.ts`). */
+export interface SourceSettings {
+  metadata?: Metadata | undefined;
+  chunking?: ChunkingSettings | undefined;
+  /** URL sources: when the page is rendered in a browser; absent, `auto`. */
+  render?: RenderMode | undefined;
+}
 
 /** A web page to add: its canonical URL is its identity within the workspace. */
 export interface NewPage {
@@ -68,6 +78,8 @@ export interface NewPage {
   refresh?: RefreshSchedule | null | undefined;
   /** Used for a new source: a crawl names its pages' sources when it finds them. */
   id?: string;
+  /** A new source's attributes and chunking; an existing page keeps its own. */
+  settings?: SourceSettings | undefined;
 }
 
 /** How `reindex` reads the source again. */
@@ -134,6 +146,9 @@ export function newSourceItem(
     content_key: fields.content_key ?? null,
     chunks_key: null,
     content_hash: null,
+    metadata: fields.metadata ?? {},
+    chunking: fields.chunking ?? null,
+    ...(fields.render ? { render: fields.render } : {}),
   };
 }
 
@@ -203,7 +218,12 @@ export class Sources {
   }
 
   /** Stores raw text in the bucket, then records the source. */
-  async createText(workspaceId: string, text: string, name: string): Promise<SourceItem> {
+  async createText(
+    workspaceId: string,
+    text: string,
+    name: string,
+    settings: SourceSettings = {},
+  ): Promise<SourceItem> {
     const id = newId("source");
     const contentKey = `${sourceBlobPrefix(workspaceId, id)}content.txt`;
     await this.deps.blobs.put(contentKey, text, "text/plain; charset=utf-8");
@@ -213,6 +233,7 @@ export class Sources {
       name,
       source_url_or_path: null,
       content_key: contentKey,
+      ...settings,
     });
   }
 
@@ -296,7 +317,7 @@ export class Sources {
     if (claim) await this.records.markGone(workspaceId, claim.sourceId);
   }
 
-  /** Changes a source's name, whether it is enabled, or its refresh schedule (URL sources). */
+  /** Changes a source's name, whether it is enabled, its refresh schedule (URL sources) or attributes. */
   async update(workspaceId: string, id: string, changes: SourceChanges): Promise<SourceItem> {
     const current = await this.get(workspaceId, id);
     if (changes.refresh !== undefined && current.type !== "url") {
@@ -336,6 +357,7 @@ export class Sources {
       source_url_or_path: page.url,
       content_key: contentKey,
       crawl_id: page.holder ?? null,
+      ...page.settings,
     };
     const schedule = page.refresh ?? null;
     return this.create(workspaceId, fields, {

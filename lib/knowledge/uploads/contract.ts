@@ -8,6 +8,7 @@ import {
   jsonResponse,
   NoQuery,
 } from "../../http/schemas.js";
+import { ChunkingSchema, MetadataSchema } from "../sources/attributes.js";
 
 export const CreateUploadBody = z
   .strictObject({
@@ -22,6 +23,8 @@ export const CreateUploadBody = z
       200,
       "The name the source shows under; the file's name by default",
     ).optional(),
+    metadata: MetadataSchema.optional(),
+    chunking: ChunkingSchema.optional(),
   })
   .openapi("CreateUpload");
 

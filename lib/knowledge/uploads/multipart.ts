@@ -1,6 +1,6 @@
 import { newId } from "../../ids.js";
 import type { Blobs } from "../../store/blobs.js";
-import type { SourceItem, Sources } from "../sources/sources.js";
+import type { SourceItem, SourceSettings, Sources } from "../sources/sources.js";
 import { acceptFile, storedFileKey } from "./files.js";
 
 /**
@@ -43,6 +43,8 @@ export async function createFileSource(
     maxBytes?: number;
     /** Runs once the file is accepted, before anything is stored (a quota). */
     reserve?: (bytes: number) => Promise<unknown>;
+    /** The new source's attributes and chunking. */
+    settings?: SourceSettings;
   } = {},
 ): Promise<{ source: SourceItem; bytes: number }> {
   const maxBytes = options.maxBytes ?? MULTIPART_MAX_BYTES;
@@ -63,6 +65,7 @@ export async function createFileSource(
       name: options.name?.trim() || accepted.filename,
       source_url_or_path: accepted.filename,
       content_key: key,
+      ...options.settings,
     });
     return { source, bytes: file.size };
   } catch (err) {

@@ -7,9 +7,11 @@ import type { Caps } from "../../limits/caps.js";
 import type { QuotaCharge } from "../../limits/quotas.js";
 import { logger } from "../../log.js";
 import type { Blobs, StoredObject } from "../../store/blobs.js";
+import { presignPost } from "../../store/presigned-post.js";
 import { TABLE_INDEXES } from "../../store/schema.js";
 import type { Table } from "../../store/table.js";
 import type { WebhookEvents } from "../../webhooks/events.js";
+import type { ChunkingSettings, Metadata } from "../sources/attributes.js";
 import { AWAITING_UPLOAD, type SourceItem, SourceRecords } from "../sources/records.js";
 import { newSourceItem, type Sources } from "../sources/sources.js";
 import { acceptFile, parsePresignedKey, presignedFileKey, storedFileKey } from "./files.js";
@@ -62,6 +64,8 @@ export interface UploadRequest {
   bytes: number;
   /** Display name; the file name when absent. */
   name?: string | undefined;
+  metadata?: Metadata | undefined;
+  chunking?: ChunkingSettings | undefined;
 }
 
 export interface PendingUpload {
@@ -123,7 +127,7 @@ export class Uploads {
     const now = Date.now();
     const expiresAt = new Date(now + urlTtlSeconds * 1000).toISOString();
     const deadline = new Date(now + (urlTtlSeconds + graceSeconds) * 1000).toISOString();
-    const { url, fields } = await blobs.presignPost(key, {
+    const { url, fields } = await presignPost(blobs, key, {
       bytes: request.bytes,
       contentType: file.contentType,
       expiresInSeconds: urlTtlSeconds,
@@ -137,6 +141,8 @@ export class Uploads {
           name: request.name?.trim() || file.filename,
           source_url_or_path: file.filename,
           content_key: key,
+          metadata: request.metadata,
+          chunking: request.chunking,
         },
         new Date(now).toISOString(),
       ),

@@ -1,7 +1,8 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startS3 } from "../../../infra/local/emulators.js";
-import { Blobs, type PresignedPost } from "../../../lib/store/blobs.js";
+import { Blobs } from "../../../lib/store/blobs.js";
+import { type PresignedPost, presignPost } from "../../../lib/store/presigned-post.js";
 
 /**
  * The local S3 checks a browser-based upload (a presigned POST) as S3 does, in front of s3rver,
@@ -36,7 +37,7 @@ let uploads = 0;
 /** A form for a new key that takes `bytes` bytes of text/plain, made by `signer`. */
 async function form(bytes: number, signer = blobs) {
   const key = `uploads/form-${++uploads}/upload`;
-  const made = await signer.presignPost(key, {
+  const made = await presignPost(signer, key, {
     bytes,
     contentType: "text/plain",
     expiresInSeconds: 600,
