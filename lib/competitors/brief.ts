@@ -45,87 +45,154 @@ const list = (items: string[], max = 3) =>
     ? `${items.slice(0, max).join(", ")} and ${items.length - max} more`
     : items.join(", ");
 const titles = (jobs: JobPosting[]) => list(jobs.map((job) => job.title));
-const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
-/** A short headline for the change, as shown in event lists. */
-export function titleOf(change: Change): string {
+const signed = (percent: number) => `${percent > 0 ? "+" : ""}${percent}%`;
+const jobsIn = (jobs: JobPosting[]) => plural(jobs.length, "role");
+
+/**
+ * A short headline for the change, as shown in event lists: the company's name first, and for a
+ * price move its percentage, so a list reads without opening an event.
+ */
+export function titleOf(change: Change, name: string): string {
+  return `${name}: ${changeHeadline(change)}`;
+}
+
+/** The change alone, without whose it is: what a check's summary lists. */
+export function changeHeadline(change: Change): string {
   switch (change.kind) {
     case "plan_added":
-      return `New plan: ${change.after.name} (${formatPrice(change.after)})`;
+      return `new plan ${change.after?.name} (${change.after ? formatPrice(change.after) : ""})`;
     case "plan_removed":
-      return `Plan removed: ${change.before.name}`;
-    case "price_increased":
-    case "price_decreased":
-    case "price_changed": {
-      const verb = { price_increased: "rose", price_decreased: "fell", price_changed: "changed" };
+      return `${change.before?.name} plan removed`;
+    case "free_tier_added":
+      return `free plan ${change.subject} added`;
+    case "free_tier_removed":
+      return change.after
+        ? `free plan ${change.subject} now costs ${formatPrice(change.after)}`
+        : `free plan ${change.subject} removed`;
+    case "price_increase":
+    case "price_decrease":
+    case "price_changed":
+    case "billing_period_changed": {
+      const verb = {
+        price_increase: "rose",
+        price_decrease: "fell",
+        price_changed: "changed",
+        billing_period_changed: "changed billing",
+      }[change.kind];
+      // "rose 69%", "fell 20%": the verb carries the sign.
+      const by = change.percent === null ? "" : ` ${Math.abs(change.percent)}%`;
       const { before, after } = change;
-      return `${after.name} price ${verb[change.kind]} from ${formatPrice(before)} to ${formatPrice(after)}`;
+      const values = before && after ? ` from ${formatPrice(before)} to ${formatPrice(after)}` : "";
+      return `${change.subject} price ${verb}${by}${values}`;
     }
-    case "now_contact_sales":
-      return `${change.after.name} plan no longer shows a price (was ${formatPrice(change.before)})`;
+    case "moved_to_contact_sales":
+      return `${change.subject} plan no longer shows a price (was ${change.before ? formatPrice(change.before) : ""})`;
     case "price_published":
-      return `${change.after.name} plan now shows a price: ${formatPrice(change.after)}`;
-    case "team_added":
-      return `Hiring in a new team: ${change.subject} (${plural(change.after.length, "posting")})`;
-    case "postings_added":
-    case "postings_removed":
-      return capitalized(change.subject);
-    case "content_published":
-      return `New post: ${change.subject}`;
-    case "content_batch":
-      return capitalized(change.subject);
-    case "headline_changed":
-      return "Homepage headline changed";
-    case "claims_changed":
-      return "Homepage claims changed";
+      return `${change.subject} plan now shows a price: ${change.after ? formatPrice(change.after) : ""}`;
+    case "new_department":
+      return `hiring in a new team, ${change.subject} (${jobsIn(change.after)})`;
+    case "new_location":
+      return `hiring in a new location, ${change.subject} (${jobsIn(change.after)})`;
+    case "roles_added":
+    case "roles_removed":
+      return change.subject;
+    case "post_published":
+      return `new post "${change.subject}"`;
+    case "page_added":
+      return `new page ${new URL(change.after.url).pathname}`;
+    case "page_removed":
+      return `page removed ${new URL(change.before.url).pathname}`;
+    case "messaging_changed":
+      return change.headlineChanged ? "homepage headline changed" : "homepage claims changed";
   }
 }
 
 /** A plain-language account of the change with its before and after values: the default brief. */
-export function summarize(change: Change, domain: string): string {
+export function summarize(change: Change, name: string): string {
   const where = change.url ? ` (${change.url})` : "";
   switch (change.kind) {
     case "plan_added":
-      return `${domain} added a ${change.after.name} plan at ${formatPrice(change.after)}${where}.`;
+    case "free_tier_added":
+      return change.before && change.after
+        ? `${name} made its ${change.subject} plan free (was ${formatPrice(change.before)})${where}.`
+        : `${name} added a ${change.subject} plan at ${change.after ? formatPrice(change.after) : "no public price"}${where}.`;
     case "plan_removed":
-      return `${domain} no longer lists its ${change.before.name} plan, which was ${formatPrice(change.before)}${where}.`;
-    case "price_increased":
-    case "price_decreased": {
-      const verb = change.kind === "price_increased" ? "raised" : "lowered";
-      const sign = change.percent !== null && change.percent > 0 ? "+" : "";
-      const by = change.percent === null ? "" : ` (${sign}${change.percent}%)`;
-      return `${domain} ${verb} the price of its ${change.after.name} plan from ${formatPrice(change.before)} to ${formatPrice(change.after)}${by}${where}.`;
+      return `${name} no longer lists its ${change.subject} plan, which was ${change.before ? formatPrice(change.before) : "unknown"}${where}.`;
+    case "free_tier_removed":
+      return change.after
+        ? `${name} now charges for its free ${change.subject} plan: ${formatPrice(change.after)}${where}.`
+        : `${name} no longer offers its free ${change.subject} plan${where}.`;
+    case "price_increase":
+    case "price_decrease": {
+      const verb = change.kind === "price_increase" ? "raised" : "lowered";
+      const by = change.percent === null ? "" : ` (${signed(change.percent)})`;
+      const [before, after] = [change.before, change.after].map((p) => (p ? formatPrice(p) : ""));
+      return `${name} ${verb} the price of its ${change.subject} plan from ${before} to ${after}${by}${where}.`;
     }
     case "price_changed":
-      return `${domain} changed how its ${change.after.name} plan is priced: ${formatPrice(change.before)} before, ${formatPrice(change.after)} now${where}.`;
-    case "now_contact_sales":
-      return `${domain} removed the public price of its ${change.after.name} plan (was ${formatPrice(change.before)}); buyers must now contact sales${where}.`;
+    case "billing_period_changed": {
+      const [before, after] = [change.before, change.after].map((p) => (p ? formatPrice(p) : ""));
+      return `${name} changed how its ${change.subject} plan is priced: ${before} before, ${after} now${where}.`;
+    }
+    case "moved_to_contact_sales":
+      return `${name} removed the public price of its ${change.subject} plan (was ${change.before ? formatPrice(change.before) : ""}); buyers must now contact sales${where}.`;
     case "price_published":
-      return `${domain} now publishes a price for its ${change.after.name} plan, ${formatPrice(change.after)}, where buyers had to contact sales before${where}.`;
-    case "team_added":
-      return `${domain} is hiring in a team it had no openings in before, ${change.subject}: ${titles(change.after)}${where}.`;
-    case "postings_added":
-      return `${domain} posted ${plural(change.after.length, "new role")}: ${titles(change.after)}${where}.`;
-    case "postings_removed": {
+      return `${name} now publishes a price for its ${change.subject} plan, ${change.after ? formatPrice(change.after) : ""}, where buyers had to contact sales before${where}.`;
+    case "new_department":
+      return `${name} is hiring in a team it had no openings in before, ${change.subject}: ${titles(change.after)}${where}.`;
+    case "new_location":
+      return `${name} is hiring in a location it had no openings in before, ${change.subject}: ${titles(change.after)}${where}.`;
+    case "roles_added":
+      return `${name} posted ${plural(change.after.length, "new role")}: ${titles(change.after)}${where}.`;
+    case "roles_removed": {
       const closed = change.closedTeams.length
         ? ` No openings remain in ${list(change.closedTeams)}.`
         : "";
-      return `${domain} closed ${plural(change.before.length, "role")}: ${titles(change.before)}.${closed}`;
+      return `${name} closed ${plural(change.before.length, "role")}: ${titles(change.before)}.${closed}`;
     }
-    case "content_published": {
+    case "post_published": {
       const { title, date, url } = change.after;
-      return `${domain} published ${quote(title)}${date ? ` on ${date}` : ""}: ${url}.`;
+      return `${name} published ${quote(title)}${date ? ` on ${date}` : ""}: ${url}.`;
     }
-    case "content_batch":
-      return `${domain} published ${change.after.length} new posts, among them ${list(change.after.map((i) => quote(i.title)))}.`;
-    case "headline_changed":
-      return `${domain} rewrote its homepage headline from ${quote(change.before)} to ${quote(change.after)}.`;
-    case "claims_changed": {
+    case "page_added":
+      return `${name} published a new page: ${change.after.url}.`;
+    case "page_removed":
+      return `${name} removed a page: ${change.before.url}.`;
+    case "messaging_changed": {
+      const { before, after } = change;
       const parts = [
-        change.after.length ? `now says ${list(change.after.map(quote))}` : "",
-        change.before.length ? `no longer says ${list(change.before.map(quote))}` : "",
+        change.headlineChanged
+          ? `rewrote its homepage headline from ${quote(before.headline)} to ${quote(after.headline)}`
+          : "",
+        after.claims.length ? `now says ${list(after.claims.map(quote))}` : "",
+        before.claims.length ? `no longer says ${list(before.claims.map(quote))}` : "",
       ].filter(Boolean);
-      return `${domain}'s homepage ${parts.join(" and ")}.`;
+      return `${name} ${joinedParts(parts)} on its homepage.`;
     }
   }
+}
+
+const joinedParts = (parts: string[]) =>
+  parts.length > 1 ? `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}` : (parts[0] ?? "");
+
+/** A rating in prose: "critical severity", "rated high", "priority: low". Bounded spans only. */
+const RATING =
+  /\b(critical|high|medium|low)[- ](?:severity|priority|risk|urgency)\b|\b(?:severity|priority|rated|rating|rate it|rate this)\b[^.\n]{0,24}?\b(critical|high|medium|low)\b/gi;
+/** Words of an instruction aimed at the model, which page text may carry and a brief never should. */
+const INSTRUCTION =
+  /\b(?:ignore|disregard|forget)\b[^.\n]{0,40}?\b(?:instructions?|prompts?|rules)\b|\bsystem prompt\b|\byour (?:prompt|instructions)\b/i;
+
+/**
+ * Whether a written brief was steered by the page it describes: it states a severity other than
+ * the one the rules gave, or repeats instructions aimed at the model. Such a brief is dropped for
+ * the deterministic one; severity and kind never come from the model in the first place.
+ */
+export function steeredBrief(text: string, severity: Severity): boolean {
+  if (INSTRUCTION.test(text)) return true;
+  for (const match of text.matchAll(RATING)) {
+    const level = (match[1] ?? match[2] ?? "").toLowerCase();
+    if (level && level !== severity) return true;
+  }
+  return false;
 }

@@ -1,19 +1,25 @@
 import { mapLimit } from "../async.js";
-import { toDisplayText } from "../display-text.js";
 import { logger } from "../log.js";
 import { count } from "../metrics.js";
 import type { SafeFetcher } from "../web/fetch.js";
+import type { Renderer } from "../web/render/renderer.js";
 import { HostPace } from "../web/session.js";
-import { type BriefInput, type BriefWriter, summarize, titleOf } from "./brief.js";
+import { type BriefInput, type BriefWriter, steeredBrief } from "./brief.js";
+import { boundChanges, untrustedPricing } from "./changes.js";
 import type { CompetitorItem, Competitors, PagesSeen } from "./competitors.js";
-import { type Change, diffFacts } from "./diff.js";
+import { diffFacts } from "./diff.js";
 import { homepageCandidates } from "./domain.js";
-import { detailsOf, type EventDraft, type Events } from "./events.js";
+import { type DraftPart, draftOf } from "./drafts.js";
+import type { EventDraft, Events } from "./events.js";
 import { type AtsApis, PUBLIC_ATS_APIS } from "./extract/ats.js";
+import type { SnapshotHistory } from "./history.js";
 import { observe } from "./observe.js";
 import { type PageReader, pageReader } from "./page-reader.js";
+import { type AlertRule, type AlertRules, matchingRules, shouldNotify } from "./rules.js";
+import { type Screenshots, withShots } from "./screenshots.js";
 import { CheckSession } from "./session.js";
-import { severityOf } from "./severity.js";
+import { bySeverity } from "./severity.js";
+import { type SiteWatch, withoutPostPages } from "./site-watch.js";
 import {
   type Facts,
   type Fingerprints,
@@ -58,11 +64,25 @@ export interface CheckerDeps {
   briefWriter?: BriefWriter;
   /** Where fetched pages are read; the process's sandbox within PAGE_BOUNDS by default. */
   reader?: PageReader;
+  /** Renders pages that need scripts (the competitor's `render`); absent, they go unread. */
+  renderer?: Renderer | undefined;
+  /** Lists the site's pages that matter and reports those added and removed (site-watch.ts). */
+  siteWatch?: SiteWatch;
+  /** Where each new snapshot is kept for the competitor's history. */
+  history?: SnapshotHistory;
+  /** The workspace's alert rules, which decide which events notify. */
+  rules?: AlertRules;
+  /** Keeps screenshots of the pages read as the evidence of the events; absent, none are taken. */
+  screenshots?: Screenshots;
+  /** When the check happens (epoch ms), as its events and snapshot record it; tests move it by hand. */
+  now?: () => number;
 }
 
 export interface CheckResult {
   /** False when the site could not be read; `summary` says why. */
   ok: boolean;
+  /** The site answered with a wall (bot challenge, captcha, block or login page): no check was made. */
+  blocked?: boolean;
   /** True when change events were recorded. */
   changed: boolean;
   summary: string;
@@ -70,6 +90,11 @@ export interface CheckResult {
 
 /** All briefs of one check share this much time; late ones fall back to the deterministic text. */
 const BRIEF_BUDGET_MS = 5_000;
+/**
+ * Model calls one check makes at most, for its most severe events; the others keep the
+ * deterministic brief. The competitor's page decides how many events there are, never the spend.
+ */
+export const MAX_BRIEFS_PER_CHECK = 5;
 const BRIEF_CONCURRENCY = 4;
 /** A crashed check's lease runs out this long after its budget, freeing the competitor. */
 const LEASE_MARGIN_MS = 60_000;
@@ -87,18 +112,22 @@ function pagesSeen(before: PagesSeen | undefined, facts: Facts, at: string): Pag
 const sameFingerprints = (a: Fingerprints, b: Fingerprints) =>
   SECTIONS.every((section) => a[section] === b[section]);
 
-/** Sections the site did not yield this time keep their last known state. */
+/**
+ * Sections the site did not yield this time keep their last known state, and so does pricing
+ * read with too little confidence to trust (`untrustedPricing`).
+ */
 function carryOver(fresh: Facts, previous: Snapshot | undefined) {
   const facts: Facts = { ...fresh };
   const carried: Section[] = [];
+  const distrusted = previous ? untrustedPricing(previous.facts, fresh) : false;
   for (const section of SECTIONS) {
     const before = previous?.facts[section];
-    if (!facts[section] && before) {
+    if ((!facts[section] || (section === "pricing" && distrusted)) && before) {
       Object.assign(facts, { [section]: before });
       carried.push(section);
     }
   }
-  return { facts, carried };
+  return { facts, carried, distrusted };
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
@@ -119,6 +148,10 @@ export class Checker {
 
   constructor(private readonly deps: CheckerDeps) {}
 
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
   /**
    * The longest a check holds its competitor: its budget, then briefs and storage within the
    * margin. Past it the competitor's lease ends, so a crashed check never holds it longer.
@@ -135,6 +168,7 @@ export class Checker {
     reserve: () => Promise<unknown> = async () => undefined,
   ): Promise<CheckResult> {
     const { competitors, limits } = this.deps;
+    // Deadlines and leases run on the real clock; `now` dates what the check records.
     const started = Date.now();
     const until = started + this.boundMs();
     const item = await competitors.lease(workspaceId, competitorId, started, until);
@@ -152,17 +186,26 @@ export class Checker {
 
   private async run(item: CompetitorItem, deadline: number): Promise<CheckResult> {
     const { competitors, snapshots, limits } = this.deps;
-    const session = new CheckSession(this.deps.fetcher, { ...limits, deadline, pace: this.pace });
+    const session = new CheckSession(this.deps.fetcher, {
+      ...limits,
+      deadline,
+      pace: this.pace,
+      render: item.render,
+      renderer: this.deps.renderer,
+      screenshots: this.deps.screenshots !== undefined,
+    });
+    const visit = { session, read: this.deps.reader ?? pageReader() };
     const observation = await observe(
-      { session, read: this.deps.reader ?? pageReader() },
+      visit,
       homepageCandidates(item),
       this.deps.atsApis ?? PUBLIC_ATS_APIS,
     );
-    const checkedAt = new Date().toISOString();
+    const checkedAt = new Date(this.now()).toISOString();
     if (!observation.ok) {
       await competitors.release(item, { lastCheckedAt: checkedAt });
       const summary = `${item.domain} could not be checked: ${observation.reason}`;
-      return { ok: false, changed: false, summary };
+      const blocked = observation.blocked ? { blocked: true } : {};
+      return { ok: false, changed: false, summary, ...blocked };
     }
     const done = {
       lastCheckedAt: checkedAt,
@@ -170,19 +213,46 @@ export class Checker {
       companyName: observation.name ?? item.companyName ?? null,
       pages: pagesSeen(item.pages, observation.facts, checkedAt),
     };
-    if (item.snapshotKey && sameFingerprints(fingerprints(observation.facts), item.fingerprints)) {
+    // After the sections, within what is left of the same budget.
+    const siteChanges =
+      (await this.deps.siteWatch?.changes(visit, item, observation.homepage, checkedAt)) ?? [];
+    if (
+      item.snapshotKey &&
+      siteChanges.length === 0 &&
+      sameFingerprints(fingerprints(observation.facts), item.fingerprints)
+    ) {
       await competitors.release(item, done);
       const summary = summarizeCheck({ domain: item.domain, baseline: false, changes: [] });
       return { ok: true, changed: false, summary };
     }
     const previous = item.snapshotKey ? await snapshots.load(item.snapshotKey) : undefined;
-    const { facts, carried } = carryOver(observation.facts, previous);
-    const changes = previous ? diffFacts(previous.facts, facts) : [];
+    const { facts, carried, distrusted } = carryOver(observation.facts, previous);
+    const shots = await this.deps.screenshots?.capture(
+      item,
+      session,
+      observation.facts,
+      previous,
+      deadline,
+    );
+    const changes = withoutPostPages([
+      ...(previous ? diffFacts(previous.facts, facts) : []),
+      ...siteChanges,
+    ]);
+    const context = {
+      item,
+      name: done.companyName ?? item.domain,
+      before: previous?.facts ?? {},
+      after: observation.facts,
+    };
     // Events go first: should the check die before the snapshot is kept, the retry reports the
     // change again rather than never.
+    const drafts = await this.drafts(
+      item,
+      boundChanges(changes).map((part) => draftOf(part, context)),
+    );
     const events = await this.deps.events.record(
       item.workspaceId,
-      await this.drafts(item, changes),
+      withShots(drafts, previous?.screenshots, shots),
       checkedAt,
     );
     const prints = fingerprints(facts);
@@ -194,14 +264,19 @@ export class Checker {
         homepage: observation.homepage,
         facts,
         carried,
+        ...(shots ? { screenshots: shots } : {}),
       };
       const key = await snapshots.save(item.workspaceId, item.id, snapshot);
+      await this.deps.history?.add(item.workspaceId, item.id, snapshot);
       const kept = await competitors.release(item, {
         ...done,
         snapshotKey: key,
         fingerprints: prints,
       });
       if (!kept) await snapshots.remove(key);
+      // The history keeps what each snapshot showed; the bucket needs only the latest to compare.
+      else if (item.snapshotKey && item.snapshotKey !== key)
+        await snapshots.remove(item.snapshotKey);
     }
     const summary = summarizeCheck({
       domain: item.domain,
@@ -210,35 +285,28 @@ export class Checker {
       facts,
       carried,
       firstSeen: previous ? SECTIONS.filter((s) => facts[s] && !previous.facts[s]) : [],
+      distrustedPricing: distrusted,
     });
     return { ok: true, changed: events.length > 0, summary };
   }
 
-  private drafts(item: CompetitorItem, changes: Change[]): Promise<EventDraft[]> {
+  /**
+   * The events' drafts: which notify by the workspace's rules, and briefs by the model for the
+   * most severe few (`MAX_BRIEFS_PER_CHECK`), the rest keeping the deterministic brief.
+   */
+  private async drafts(item: CompetitorItem, parts: DraftPart[]): Promise<EventDraft[]> {
+    const rules: AlertRule[] =
+      parts.length > 0 ? ((await this.deps.rules?.list(item.workspaceId)) ?? []) : [];
+    const ranked = [...parts]
+      .sort((a, b) => bySeverity(a.draft.severity, b.draft.severity))
+      .map((part, i) => ({ ...part, briefed: i < MAX_BRIEFS_PER_CHECK }));
     const briefsEnd = Date.now() + BRIEF_BUDGET_MS;
-    return mapLimit(changes, BRIEF_CONCURRENCY, async (change) => {
-      const severity = severityOf(change);
-      // Built from the competitor's own pages: shown as a label, so made a display string.
-      const title = toDisplayText(titleOf(change)) || "Site changed";
-      const summary = summarize(change, item.domain);
-      const input = {
-        workspaceId: item.workspaceId,
-        competitor: { id: item.id, domain: item.domain },
-        change,
-        severity,
-        title,
-        summary,
-      };
-      return {
-        competitorId: item.id,
-        competitorDomain: item.domain,
-        type: change.type,
-        severity,
-        title,
-        aiBrief: await this.brief(input, briefsEnd - Date.now()),
-        details: detailsOf(change),
-      };
-    });
+    return mapLimit(ranked, BRIEF_CONCURRENCY, async ({ draft, input, briefed }) => ({
+      ...draft,
+      alert: shouldNotify(rules, draft),
+      alertRules: matchingRules(rules, draft),
+      aiBrief: input && briefed ? await this.brief(input, briefsEnd - Date.now()) : draft.aiBrief,
+    }));
   }
 
   private async brief(input: BriefInput, timeoutMs: number): Promise<string> {
@@ -246,8 +314,14 @@ export class Checker {
     if (!writer || timeoutMs <= 0) return input.summary;
     try {
       const signal = AbortSignal.timeout(timeoutMs);
-      const text = await withTimeout(writer(input, { signal }), timeoutMs);
-      return text.trim() || input.summary;
+      const text = (await withTimeout(writer(input, { signal }), timeoutMs)).trim();
+      if (steeredBrief(text, input.severity)) {
+        logger.warn(
+          "brief restated page instructions or another severity; using the deterministic brief",
+        );
+        return input.summary;
+      }
+      return text || input.summary;
     } catch (err) {
       logger.warn("brief writer failed; using the deterministic brief", { error: err });
       return input.summary;

@@ -3,9 +3,11 @@ import { isId, newId } from "../ids.js";
 import { Caps } from "../limits/caps.js";
 import { type Condition, equals, lessThan } from "../store/conditions.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
+import type { RenderMode } from "../web/render/renderer.js";
+import { type Cadence, DEFAULT_CADENCE } from "./cadence.js";
 import { normalizeDomain } from "./domain.js";
 import type { Section } from "./sections.js";
-import type { Fingerprints, Snapshots } from "./snapshot.js";
+import { type Fingerprints, historyPrefix, type Snapshots } from "./snapshot.js";
 
 /** A tracked competitor as the API shows it. */
 export interface Competitor {
@@ -20,14 +22,24 @@ export interface Competitor {
   createdAt: string;
   /** When a check last read the site successfully. */
   lastAnalyzedAt: string | null;
+  /** How often the sweep checks it. */
+  cadence: Cadence;
+  /** When its pages are rendered in a browser before they are read. */
+  render: RenderMode;
 }
 
 /** Where each section of a competitor's site was last read, and when. */
 export type PagesSeen = Partial<Record<Section, { url: string; lastSeenAt: string }>>;
 
-export interface CompetitorItem extends Item, Omit<Competitor, "companyName"> {
+export interface CompetitorItem
+  extends Item,
+    Omit<Competitor, "companyName" | "cadence" | "render"> {
+  /** Absent: `auto` (and on competitors tracked before rendering existed). */
+  render?: RenderMode;
   /** Absent on competitors no check has named yet. */
   companyName?: string | null;
+  /** Absent on competitors tracked before cadences existed: daily. */
+  cadence?: Cadence;
   /** Absent on competitors no check has read yet. */
   pages?: PagesSeen;
   workspaceId: string;
@@ -53,6 +65,8 @@ interface DomainClaim extends Item {
 export interface CompetitorIndexItem extends Item {
   workspaceId: string;
   competitorId: string;
+  /** A copy of the competitor's, so the sweep tells which are due from the index alone. */
+  cadence?: Cadence;
 }
 
 export const COMPETITOR_PREFIX = "COMP#";
@@ -83,6 +97,8 @@ export function toPublic(item: CompetitorItem): Competitor {
     homepage: item.homepage,
     createdAt: item.createdAt,
     lastAnalyzedAt: item.lastAnalyzedAt,
+    cadence: item.cadence ?? DEFAULT_CADENCE,
+    render: item.render ?? "auto",
   };
 }
 
@@ -133,7 +149,12 @@ export class Competitors {
    * Starts tracking a domain (or URL), in a slot of the workspace's competitors cap
    * (`limit_reached` when it holds its cap); a conflict when it tracks the domain already.
    */
-  async create(workspaceId: string, input: string): Promise<CompetitorItem> {
+  async create(
+    workspaceId: string,
+    input: string,
+    cadence: Cadence = DEFAULT_CADENCE,
+    render?: RenderMode,
+  ): Promise<CompetitorItem> {
     const { domain, homepage } = normalizeDomain(input);
     const id = newId("competitor");
     const createdAt = new Date().toISOString();
@@ -154,6 +175,8 @@ export class Competitors {
       homepage,
       createdAt,
       lastAnalyzedAt: null,
+      cadence,
+      ...(render ? { render } : {}),
       lastCheckedAt: null,
       checkLeaseUntil: 0,
       snapshotKey: null,
@@ -166,6 +189,7 @@ export class Competitors {
       sk: indexKey(workspaceId, id),
       workspaceId,
       competitorId: id,
+      cadence,
     } satisfies CompetitorIndexItem);
     await this.deps.table.put(item);
     return item;
@@ -210,6 +234,21 @@ export class Competitors {
   }
 
   /**
+   * Sets how often the sweep checks the competitor: on its record, then on its sweep index entry
+   * (what the sweep reads). Should the second write fail, asking again repairs it.
+   */
+  async setCadence(workspaceId: string, id: string, cadence: Cadence): Promise<CompetitorItem> {
+    const item =
+      isId("competitor", id) &&
+      (await this.deps.table.update<CompetitorItem>(wsKey(workspaceId), competitorKey(id), {
+        cadence,
+      }));
+    if (!item) throw notFound("competitor", id);
+    await this.deps.table.update(COMPETITOR_INDEX, indexKey(workspaceId, id), { cadence });
+    return item;
+  }
+
+  /**
    * Removes the record first (a check finishing late then finds nothing to update), then the
    * domain claim, the index entry and the snapshots. Events stay: they are history.
    */
@@ -223,6 +262,7 @@ export class Competitors {
     await table.delete(COMPETITOR_INDEX, indexKey(workspaceId, id));
     if (!this.deps.snapshots) throw new Error("Deleting a competitor needs the snapshot store");
     await this.deps.snapshots.removeAll(workspaceId, id);
+    await table.deleteAll(item.pk, historyPrefix(id));
   }
 
   /**

@@ -8,7 +8,7 @@ import {
   parseSitemap,
   type SitemapEntries,
 } from "./extract/content.js";
-import { loadHtml } from "./extract/html.js";
+import { linksOf, loadHtml } from "./extract/html.js";
 import { extractCompanyName } from "./extract/identity.js";
 import { extractJobs, type JobPosting } from "./extract/jobs.js";
 import { extractMessaging, type Messaging } from "./extract/messaging.js";
@@ -37,7 +37,12 @@ export interface Readings {
   /** An RSS or Atom feed; no items when the text is no feed. */
   feed: { url: string; items: ContentItem[] | undefined };
   sitemap: { url: string; entries: SitemapEntries | undefined };
+  /** Any page, for the addresses it links to (the site watch's crawl without a sitemap). */
+  links: { url: string; links: string[] };
 }
+
+/** Links kept from one page: a page of thousands of links is a directory, not a site's sections. */
+const MAX_LINKS = 1_000;
 
 export type Role = keyof Readings;
 
@@ -69,5 +74,12 @@ export function readDocument({ role, url, text }: ReadJob): Readings[Role] {
       return { url, boards: findBoards(text), jobs: extractJobs(page) };
     case "blog":
       return { url, feeds: feedLinks(page), posts: extractPosts(page) };
+    case "links":
+      return {
+        url,
+        links: linksOf(page)
+          .slice(0, MAX_LINKS)
+          .map((link) => link.url),
+      };
   }
 }

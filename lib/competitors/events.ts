@@ -2,16 +2,19 @@ import { notFound } from "../errors.js";
 import { isId, newId } from "../ids.js";
 import { type Item, type Page, type Table, wsKey } from "../store/table.js";
 import type { WebhookEvents } from "../webhooks/events.js";
+import { CHANGE_KINDS, type TypedChange } from "./changes.js";
 import type { Change, ChangeKind } from "./diff.js";
 import { SECTIONS, type Section } from "./sections.js";
-import type { Severity } from "./severity.js";
+import { bySeverity, type Severity } from "./severity.js";
+import { type EventShots, linkedShots } from "./shots.js";
 
 export type EventType = Section;
 export const EVENT_TYPES: readonly EventType[] = SECTIONS;
 
-/** What changed, with the values before and after. */
+/** What changed, with the values before and after: the untyped form `change` supersedes. */
 export interface EventDetails {
-  change: ChangeKind;
+  /** The kind; events recorded before typed changes hold the older names (`LEGACY_KINDS`). */
+  change: string;
   subject: string;
   before: unknown;
   after: unknown;
@@ -33,32 +36,95 @@ export interface CompetitorEvent {
   title: string;
   aiBrief: string;
   details: EventDetails;
+  /** The change as typed fields: kind, values before and after, percent, confidence. */
+  change: TypedChange;
+  /** True when the workspace's alert rules notify about it (every event while there are none). */
+  alert: boolean;
+  /** The alert rules it matched, by id. */
+  alertRules: string[];
   isRead: boolean;
   isActioned: boolean;
   detectedAt: string;
+  /** The section's page before and after the change, as API URLs; null where no shot was taken. */
+  screenshots: { before: string | null; after: string | null };
 }
 
-export interface EventItem extends Item, CompetitorEvent {
+export interface EventItem
+  extends Item,
+    Omit<CompetitorEvent, "change" | "alert" | "alertRules" | "screenshots"> {
   workspaceId: string;
+  /** By id; absent on events recorded without a browser or before screenshots. */
+  screenshots?: EventShots;
+  /** Absent on events recorded before typed changes and alert rules. */
+  change?: TypedChange;
+  /** `change.kind`, at the top where a list's filter reaches it. */
+  kind?: ChangeKind;
+  alert?: boolean;
+  alertRules?: string[];
 }
 
 export type EventDraft = Pick<
   CompetitorEvent,
   "competitorId" | "competitorDomain" | "type" | "severity" | "title" | "aiBrief" | "details"
->;
+> &
+  Partial<Pick<CompetitorEvent, "change" | "alert" | "alertRules">> & {
+    screenshots?: EventShots;
+  };
 
 /** Which events a list keeps: any of each list's values, and the flags as given (none: all). */
 export type EventFilter = {
   severity?: readonly Severity[] | undefined;
   competitorId?: readonly string[] | undefined;
   type?: readonly EventType[] | undefined;
+  kind?: readonly ChangeKind[] | undefined;
   isRead?: boolean | undefined;
   isActioned?: boolean | undefined;
+  alert?: boolean | undefined;
+  /** Detected at or after this instant (ISO 8601). */
+  since?: string | undefined;
+  /** Detected before this instant (ISO 8601). */
+  until?: string | undefined;
 };
+
+/** The names kinds had before typed changes, for the events recorded then. */
+const LEGACY_KINDS: Record<string, ChangeKind> = {
+  price_increased: "price_increase",
+  price_decreased: "price_decrease",
+  now_contact_sales: "moved_to_contact_sales",
+  team_added: "new_department",
+  postings_added: "roles_added",
+  postings_removed: "roles_removed",
+  content_published: "post_published",
+  content_batch: "post_published",
+  headline_changed: "messaging_changed",
+  claims_changed: "messaging_changed",
+};
+
+const isKind = (kind: string): kind is ChangeKind => (CHANGE_KINDS as string[]).includes(kind);
+
+/**
+ * The typed change of an event recorded without one: its kind and percent from the details; the
+ * values before and after stay in `details`, whose shapes were free-form then.
+ */
+function legacyChange(details: EventDetails): TypedChange {
+  return {
+    kind: isKind(details.change)
+      ? details.change
+      : (LEGACY_KINDS[details.change] ?? "messaging_changed"),
+    subject: details.subject,
+    url: details.url,
+    before: null,
+    after: null,
+    percentChange: details.percent ?? null,
+    confidence: 1,
+    count: 1,
+  };
+}
 
 export const EVENT_PREFIX = "EVT#";
 const eventKey = (id: string) => `${EVENT_PREFIX}${id}`;
 
+/** The untyped details every event kept before `change`; still written for older clients. */
 export function detailsOf(change: Change): EventDetails {
   return {
     change: change.kind,
@@ -81,9 +147,13 @@ export function toPublic(item: EventItem): CompetitorEvent {
     title: item.title,
     aiBrief: item.aiBrief,
     details: item.details,
+    change: item.change ?? legacyChange(item.details),
+    alert: item.alert ?? true,
+    alertRules: item.alertRules ?? [],
     isRead: item.isRead,
     isActioned: item.isActioned,
     detectedAt: item.detectedAt,
+    screenshots: linkedShots(item.competitorId, item.screenshots),
   };
 }
 
@@ -104,22 +174,32 @@ export class Events {
     detectedAt: string,
   ): Promise<CompetitorEvent[]> {
     const events: CompetitorEvent[] = [];
-    for (const draft of drafts) {
+    // Ids sort by time and lists read newest first: drafts are written in the reverse of the
+    // order to show, so within one check the feed lists the most severe first, and changes of one
+    // severity in the order the check found them.
+    const shown = [...drafts].sort((a, b) => bySeverity(a.severity, b.severity));
+    for (const draft of shown.reverse()) {
       const id = newId("event");
+      const change = draft.change ?? legacyChange(draft.details);
       const item: EventItem = {
         pk: wsKey(workspaceId),
         sk: eventKey(id),
         workspaceId,
         id,
         ...draft,
+        change,
+        kind: change.kind,
+        alert: draft.alert ?? true,
+        alertRules: draft.alertRules ?? [],
         isRead: false,
         isActioned: false,
         detectedAt,
       };
       await this.table.put(item);
-      events.push(toPublic(item));
+      events.unshift(toPublic(item));
     }
-    for (const event of events) {
+    // Events are always recorded; only those the alert rules let through notify.
+    for (const event of events.filter((e) => e.alert)) {
       await this.webhooks?.emit(workspaceId, "competitor.event", { ...event });
     }
     return events;
@@ -128,7 +208,7 @@ export class Events {
   /** One page of events, newest first; the filter applies before the page is cut. */
   list(
     workspaceId: string,
-    { severity, competitorId, type, isRead, isActioned }: EventFilter,
+    { severity, competitorId, type, kind, isRead, isActioned, alert, since, until }: EventFilter,
     limit: number,
     cursor?: string,
   ): Promise<Page<EventItem>> {
@@ -138,8 +218,9 @@ export class Events {
       limit,
       cursor,
       newestFirst: true,
-      equals: { isRead, isActioned },
-      anyOf: { severity, competitorId, type },
+      equals: { isRead, isActioned, alert },
+      anyOf: { severity, competitorId, type, kind },
+      range: { field: "detectedAt", from: since, to: until },
     });
   }
 

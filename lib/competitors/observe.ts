@@ -8,7 +8,8 @@ import type { Facts } from "./snapshot.js";
 
 export type Observation =
   | { ok: true; homepage: string; facts: Facts; name: string | null }
-  | { ok: false; reason: string };
+  /** `blocked`: the homepage was a bot wall, captcha, block or login page. */
+  | { ok: false; reason: string; blocked?: boolean };
 
 /** One check's way to the site: its requests (the session), and where what they fetch is read. */
 export interface Visit {
@@ -169,7 +170,7 @@ async function readContent(
 async function readHomepage(
   visit: Visit,
   candidates: string[],
-): Promise<Readings["home"] | { reason: string }> {
+): Promise<Readings["home"] | { reason: string; blocked?: boolean }> {
   let reason = "no homepage to try";
   for (const url of candidates) {
     const outcome = await visit.session.get(url, "html");
@@ -180,6 +181,7 @@ async function readHomepage(
       return readFetched(visit, "home", outcome.page);
     }
     reason = outcome.message;
+    if (outcome.reason === "blocked") return { reason, blocked: true };
     if (outcome.reason !== "network") break;
   }
   return { reason };
@@ -197,7 +199,7 @@ export async function observe(
   apis: AtsApis,
 ): Promise<Observation> {
   const home = await readHomepage(visit, homepages);
-  if ("reason" in home) return { ok: false, reason: home.reason };
+  if ("reason" in home) return { ok: false, ...home };
   const pages = home.candidates;
   const [pricing, hiring, content] = await Promise.all([
     readPricing(visit, pages.pricing),

@@ -1,6 +1,8 @@
 import { type ContentKind, decodeText } from "../web/content-type.js";
 import { FetchError } from "../web/errors.js";
 import type { SafeFetcher } from "../web/fetch.js";
+import type { Renderer, RenderMode } from "../web/render/renderer.js";
+import { type FetchedPage, viewPage } from "../web/render/view.js";
 import type { RobotsRules } from "../web/robots.js";
 import { type HostPace, OverBudget, PoliteSession } from "../web/session.js";
 
@@ -28,11 +30,27 @@ export interface SessionLimits {
   requestTimeoutMs: number;
   /** The hosts' turns, shared with the other checks of the process. */
   pace: HostPace;
+  /** When pages are rendered (the competitor's `render`), and what renders them. */
+  render?: RenderMode | undefined;
+  renderer?: Renderer | undefined;
+  /** Keep a screenshot of each page rendered, as the check's evidence (screenshots.ts). */
+  screenshots?: boolean;
+}
+
+/** An HTML page the check read: as the server sent it, and its screenshot when it was rendered. */
+export interface ReadPage {
+  page: FetchedPage;
+  shot?: Buffer | undefined;
 }
 
 export type FetchOutcome =
   | { ok: true; page: FetchedResource }
-  | { ok: false; reason: "robots" | "budget" | "status" | "network"; message: string };
+  | {
+      ok: false;
+      /** `blocked`: a bot wall, captcha, block or login page stood where the page should be. */
+      reason: "robots" | "budget" | "status" | "network" | "blocked";
+      message: string;
+    };
 
 type Failure = Extract<FetchOutcome, { ok: false }>;
 
@@ -51,6 +69,9 @@ function failure(url: string, err: unknown): Failure {
   if (err instanceof FetchError && err.code === "http_error") {
     return { ok: false, reason: "status", message: `${url} answered HTTP ${err.status}` };
   }
+  if (err instanceof FetchError && err.code === "blocked") {
+    return { ok: false, reason: "blocked", message: err.message };
+  }
   return { ok: false, reason: "network", message: `${url}: ${(err as Error).message}` };
 }
 
@@ -62,8 +83,13 @@ function failure(url: string, err: unknown): Failure {
 export class CheckSession {
   private fetches = 0;
   private readonly web: PoliteSession;
+  /** The HTML pages read, by the URL that answered: what the check's screenshots are taken of. */
+  readonly pages = new Map<string, ReadPage>();
 
-  constructor(fetcher: SafeFetcher, limits: SessionLimits) {
+  constructor(
+    fetcher: SafeFetcher,
+    private readonly limits: SessionLimits,
+  ) {
     this.web = new PoliteSession(fetcher, {
       politenessMs: limits.politenessMs,
       pace: limits.pace,
@@ -100,8 +126,33 @@ export class CheckSession {
     }
     try {
       const res = await this.web.fetch(url, { accept: KINDS[kind] }, rules);
-      const text = decodeText(res.body, res.charset);
-      return { ok: true, page: { url: res.url, status: res.status, contentType: res.mime, text } };
+      if (kind !== "html") {
+        const text = decodeText(res.body, res.charset);
+        return {
+          ok: true,
+          page: { url: res.url, status: res.status, contentType: res.mime, text },
+        };
+      }
+      // A page as a browser shows it: walls refused, pages that need scripts rendered. Where no
+      // browser is, such a page is read as sent: the readers take facts from its markup too (a
+      // job board's embed, JSON-LD), and a section they find nothing for keeps its last state.
+      const view = await viewPage(res, {
+        mode: this.limits.render ?? "auto",
+        renderer: this.limits.renderer,
+        timeoutMs: Math.max(1, this.limits.deadline - Date.now()),
+        ...(this.limits.screenshots ? { screenshot: true } : {}),
+      }).catch((err: unknown) => {
+        if (err instanceof FetchError && err.code === "needs_browser") return undefined;
+        throw err;
+      });
+      const text = view
+        ? typeof view.body === "string"
+          ? view.body
+          : decodeText(view.body, view.charset)
+        : decodeText(res.body, res.charset);
+      const page = { url: view?.url ?? res.url, status: res.status, contentType: res.mime, text };
+      this.pages.set(page.url, { page: res, shot: view?.screenshot });
+      return { ok: true, page };
     } catch (err) {
       return failure(url, err);
     }

@@ -5,8 +5,8 @@ import { type ContentItem, contentKey } from "./extract/content.js";
 import { type JobPosting, jobKey } from "./extract/jobs.js";
 import { type Messaging, maskNumbers } from "./extract/messaging.js";
 import { type Plan, planKey } from "./extract/pricing.js";
-
 import { SECTIONS, type Section } from "./sections.js";
+import type { SectionShots } from "./shots.js";
 
 export { SECTIONS, type Section };
 
@@ -27,6 +27,8 @@ export interface Snapshot {
    * briefly down must not read as every plan or job having been removed.
    */
   carried: Section[];
+  /** The screenshot of each section's page, by id (screenshots.ts); absent where none was taken. */
+  screenshots?: SectionShots;
 }
 
 export type Fingerprints = Partial<Record<Section, string>>;
@@ -71,6 +73,9 @@ export function fingerprints(facts: Facts): Fingerprints {
 
 export const competitorBlobPrefix = (workspaceId: string, competitorId: string) =>
   `ws/${workspaceId}/competitors/${competitorId}/`;
+
+/** Where a competitor's snapshot history lives in its workspace's partition (history.ts). */
+export const historyPrefix = (competitorId: string) => `SNAP#${competitorId}#`;
 
 /** Snapshots in the bucket, one object per check that saw something new. */
 export class Snapshots {

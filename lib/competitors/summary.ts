@@ -1,4 +1,4 @@
-import { titleOf } from "./brief.js";
+import { changeHeadline } from "./brief.js";
 import type { Change } from "./diff.js";
 import type { Facts, Section } from "./snapshot.js";
 
@@ -12,6 +12,8 @@ export interface CheckSummaryInput {
   carried?: Section[];
   /** Sections seen for the first time after the baseline; they start their own baseline. */
   firstSeen?: Section[];
+  /** The pricing page read with too few of the known plans to trust (changes.ts). */
+  distrustedPricing?: boolean;
 }
 
 const PAGE: Record<Section, string> = {
@@ -43,8 +45,14 @@ function inventory(facts: Facts): string {
 export function summarizeCheck(input: CheckSummaryInput): string {
   const { domain, facts = {}, carried = [], firstSeen = [] } = input;
   const notes: string[] = [];
-  if (carried.length > 0) {
-    const pages = joined(carried.map((s) => PAGE[s]));
+  if (input.distrustedPricing) {
+    notes.push(
+      "The pricing page was read with half or more of the known plans missing, too little to trust: no pricing event was raised and the last trusted plans are kept.",
+    );
+  }
+  const unread = input.distrustedPricing ? carried.filter((s) => s !== "pricing") : carried;
+  if (unread.length > 0) {
+    const pages = joined(unread.map((s) => PAGE[s]));
     notes.push(`The ${pages} could not be read this time; the last known state is kept.`);
   }
   if (firstSeen.length > 0) {
@@ -58,7 +66,7 @@ export function summarizeCheck(input: CheckSummaryInput): string {
     if (missing.length > 0) notes.push(`No ${joined(missing.map((s) => PAGE[s]))} found.`);
     lead = `Baseline recorded for ${domain}: ${inventory(facts) || "the homepage"}. Later checks report changes against it.`;
   } else if (input.changes.length > 0) {
-    const titles = input.changes.map(titleOf).join("; ");
+    const titles = input.changes.map(changeHeadline).join("; ");
     lead = `${plural(input.changes.length, "change")} on ${domain}: ${titles}.`;
   } else {
     lead = `No changes on ${domain} since the last check.`;

@@ -90,6 +90,8 @@ describe("competitors API", () => {
         homepage: null,
         createdAt: expect.any(String),
         lastAnalyzedAt: null,
+        cadence: "daily",
+        render: "auto",
       });
     });
 
@@ -376,6 +378,9 @@ describe("competitors API", () => {
       expect(titles(res).slice(0, 3)).toEqual(["Event 119", "Event 118", "Event 117"]);
       expect(Object.keys(res.body.events[0] ?? {}).sort()).toEqual([
         "aiBrief",
+        "alert",
+        "alertRules",
+        "change",
         "competitorDomain",
         "competitorId",
         "details",
@@ -383,6 +388,7 @@ describe("competitors API", () => {
         "id",
         "isActioned",
         "isRead",
+        "screenshots",
         "severity",
         "title",
         "type",

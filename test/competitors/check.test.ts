@@ -47,7 +47,10 @@ describe("checking a competitor's site", () => {
     expect(await newEvents()).toEqual([]);
     const competitor = await world.services.competitors.get(WS, competitorId);
     expect(competitor.lastAnalyzedAt).not.toBeNull();
-    const snapshots = await world.aws.blobs.list(competitorBlobPrefix(WS, competitorId));
+    // The site watch keeps its list of pages beside the snapshots.
+    const snapshots = await world.aws.blobs.list(
+      `${competitorBlobPrefix(WS, competitorId)}snapshots/`,
+    );
     expect(snapshots).toHaveLength(1);
   });
 
@@ -81,15 +84,23 @@ describe("checking a competitor's site", () => {
       competitorId,
       type: "pricing",
       severity: "high",
-      title: "Starter price rose from $10 per month to $12 per month",
+      title: "Acme: Starter price rose 20% from $10 per month to $12 per month",
       isRead: false,
       isActioned: false,
       details: {
-        change: "price_increased",
+        change: "price_increase",
         subject: "Starter",
         before: { name: "Starter", price: 10, currency: "USD", period: "month" },
         after: { name: "Starter", price: 12, currency: "USD", period: "month" },
         percent: 20,
+      },
+      change: {
+        kind: "price_increase",
+        before: { plan: "Starter", amount: 10, currency: "USD", period: "month" },
+        after: { plan: "Starter", amount: 12, currency: "USD", period: "month" },
+        percentChange: 20,
+        confidence: 1,
+        count: 1,
       },
     });
     expect(event?.aiBrief).toContain(
@@ -105,7 +116,8 @@ describe("checking a competitor's site", () => {
       {
         type: "pricing",
         severity: "critical",
-        details: { change: "price_increased", percent: 69 },
+        title: "Acme: Pro price rose 69% from $29 per month to $49 per month",
+        change: { kind: "price_increase", percentChange: 69 },
       },
     ]);
   });
@@ -117,7 +129,7 @@ describe("checking a competitor's site", () => {
       {
         type: "pricing",
         severity: "high",
-        title: "New plan: Scale ($99 per month)",
+        title: "Acme: new plan Scale ($99 per month)",
         details: { change: "plan_added", before: null, after: { name: "Scale", price: 99 } },
       },
     ]);
@@ -130,9 +142,9 @@ describe("checking a competitor's site", () => {
       {
         type: "pricing",
         severity: "high",
-        title: "Scale plan no longer shows a price (was $99 per month)",
+        title: "Acme: Scale plan no longer shows a price (was $99 per month)",
         details: {
-          change: "now_contact_sales",
+          change: "moved_to_contact_sales",
           before: { price: 99, contactSales: false },
           after: { price: null, contactSales: true },
         },
@@ -152,22 +164,22 @@ describe("checking a competitor's site", () => {
     const events = await newEvents();
     const byChange = Object.fromEntries(events.map((e) => [e.details.change, e]));
     expect(Object.keys(byChange).sort()).toEqual([
-      "postings_added",
-      "postings_removed",
-      "team_added",
+      "new_department",
+      "roles_added",
+      "roles_removed",
     ]);
-    expect(byChange.team_added).toMatchObject({
+    expect(byChange.new_department).toMatchObject({
       type: "hiring",
       severity: "medium",
-      title: "Hiring in a new team: Data (1 posting)",
+      title: "Acme: hiring in a new team, Data (1 role)",
       details: { after: [{ title: "Data Scientist", team: "Data", location: "Remote" }] },
     });
-    expect(byChange.postings_added).toMatchObject({
+    expect(byChange.roles_added).toMatchObject({
       type: "hiring",
       severity: "low",
       details: { after: [{ title: "Staff Engineer", team: "Engineering" }] },
     });
-    expect(byChange.postings_removed).toMatchObject({
+    expect(byChange.roles_removed).toMatchObject({
       type: "hiring",
       severity: "medium",
       details: { before: [{ title: "Account Executive", team: "Sales" }], closedTeams: ["Sales"] },
@@ -182,9 +194,9 @@ describe("checking a competitor's site", () => {
       {
         type: "content",
         severity: "low",
-        title: "New post: AI-written landing pages",
+        title: 'Acme: new post "AI-written landing pages"',
         details: {
-          change: "content_published",
+          change: "post_published",
           after: {
             title: "AI-written landing pages",
             date: "2025-03-01",
@@ -202,11 +214,11 @@ describe("checking a competitor's site", () => {
       {
         type: "messaging",
         severity: "medium",
-        title: "Homepage headline changed",
-        details: {
-          change: "headline_changed",
-          before: "The fastest way to ship marketing sites",
-          after: "Marketing sites that write themselves",
+        title: "Acme: homepage headline changed",
+        change: {
+          kind: "messaging_changed",
+          before: { headline: "The fastest way to ship marketing sites" },
+          after: { headline: "Marketing sites that write themselves" },
         },
       },
     ]);
@@ -294,7 +306,7 @@ describe("event briefs", () => {
       expect.stringMatching(
         /rewrote its homepage headline from "A new headline" to "Another headline"/,
       ),
-      "Model brief: Homepage headline changed (headline_changed)",
+      "Model brief: Acme: homepage headline changed (messaging_changed)",
     ]);
   });
 });

@@ -61,8 +61,8 @@ describe("diffFacts", () => {
       ),
     );
     expect(kinds(changes)).toEqual([
-      "price_decreased",
-      "now_contact_sales",
+      "price_decrease",
+      "moved_to_contact_sales",
       "plan_added",
       "price_published",
       "plan_removed",
@@ -70,19 +70,28 @@ describe("diffFacts", () => {
     expect(changes[0]).toMatchObject({ subject: "Pro", percent: -20 });
   });
 
-  it("gives a free plan starting to charge no percent, and rounds others to one decimal", () => {
+  it("calls a free plan starting to charge a free tier removed, and rounds percents to one decimal", () => {
     const free = plan("Pro", 0, { period: "month" });
     expect(diffFacts(pricing(free), pricing(plan("Pro", 9)))).toMatchObject([
-      { kind: "price_increased", percent: null },
+      { kind: "free_tier_removed", percent: null },
     ]);
+    expect(diffFacts(pricing(plan("Pro", 9)), pricing(free))).toMatchObject([
+      { kind: "free_tier_added" },
+    ]);
+    expect(kinds(diffFacts(pricing(free), pricing()))).toEqual(["free_tier_removed"]);
+    expect(kinds(diffFacts(pricing(), pricing(free)))).toEqual(["free_tier_added"]);
     expect(diffFacts(pricing(plan("Pro", 30)), pricing(plan("Pro", 37.49)))).toMatchObject([
-      { kind: "price_increased", percent: 25 },
+      { kind: "price_increase", percent: 25 },
     ]);
   });
 
-  it("calls a change of currency, period or seat basis a price change", () => {
-    const yearly = plan("Pro", 30, { period: "year" });
-    expect(kinds(diffFacts(pricing(plan("Pro", 30)), pricing(yearly)))).toEqual(["price_changed"]);
+  it("tells a billing period change from a change of currency or seat basis", () => {
+    const yearly = plan("Pro", 300, { period: "year" });
+    expect(diffFacts(pricing(plan("Pro", 30)), pricing(yearly))).toMatchObject([
+      { kind: "billing_period_changed", percent: null },
+    ]);
+    const euros = plan("Pro", 30, { currency: "EUR" });
+    expect(kinds(diffFacts(pricing(plan("Pro", 30)), pricing(euros)))).toEqual(["price_changed"]);
   });
 
   it("groups postings: a new team apart, other new postings together, closed postings together", () => {
@@ -96,10 +105,25 @@ describe("diffFacts", () => {
       ),
     );
     expect(changes).toMatchObject([
-      { kind: "team_added", subject: "Data", after: [{ title: "Analyst" }, { title: "ML" }] },
-      { kind: "postings_added", subject: "1 new job posting", after: [{ title: "SRE" }] },
-      { kind: "postings_removed", subject: "2 job postings closed", closedTeams: ["Sales"] },
+      { kind: "new_department", subject: "Data", after: [{ title: "Analyst" }, { title: "ML" }] },
+      { kind: "roles_added", subject: "1 new role", after: [{ title: "SRE" }] },
+      { kind: "roles_removed", subject: "2 roles closed", closedTeams: ["Sales"] },
     ]);
+  });
+
+  it("reports a location hiring for the first time, once locations are known", () => {
+    const before = hiring(job("Engineer", "Engineering", "Berlin"));
+    const after = hiring(
+      job("Engineer", "Engineering", "Berlin"),
+      job("SRE", "Engineering", "Lisbon"),
+      job("PM", "Engineering", "lisbon"),
+    );
+    expect(diffFacts(before, after)).toMatchObject([
+      { kind: "new_location", subject: "Lisbon", after: [{ title: "SRE" }, { title: "PM" }] },
+      { kind: "roles_added" },
+    ]);
+    const unplaced = hiring({ ...job("Engineer", "Engineering"), location: null });
+    expect(kinds(diffFacts(unplaced, after))).not.toContain("new_location");
   });
 
   it("reports new posts only, not old ones leaving or re-entering the window", () => {
@@ -109,14 +133,7 @@ describe("diffFacts", () => {
       post("b", "2025-02-01"),
       post("ancient", "2024-05-01"),
     );
-    expect(diffFacts(before, after)).toMatchObject([{ kind: "content_published", subject: "new" }]);
-  });
-
-  it("folds many new posts at once into one change", () => {
-    const many = Array.from({ length: 8 }, (_, i) => post(`p${i}`, "2025-03-01"));
-    expect(diffFacts(content(post("a", "2025-01-01")), content(...many))).toMatchObject([
-      { kind: "content_batch", subject: "8 new posts" },
-    ]);
+    expect(diffFacts(before, after)).toMatchObject([{ kind: "post_published", subject: "new" }]);
   });
 
   it("sees headline and claims rewrites, but not moving numbers or reordering", () => {
@@ -125,8 +142,12 @@ describe("diffFacts", () => {
       diffFacts(before, messaging("Join 12,500 teams", ["Since 2020", "Secure", "Fast"])),
     ).toEqual([]);
     expect(diffFacts(before, messaging("Built for teams", ["Fast", "Private"]))).toMatchObject([
-      { kind: "headline_changed", before: "Join 10,000 teams", after: "Built for teams" },
-      { kind: "claims_changed", before: ["Secure", "Since 2019"], after: ["Private"] },
+      {
+        kind: "messaging_changed",
+        headlineChanged: true,
+        before: { headline: "Join 10,000 teams", claims: ["Secure", "Since 2019"] },
+        after: { headline: "Built for teams", claims: ["Private"] },
+      },
     ]);
   });
 
@@ -165,7 +186,9 @@ describe("titles and deterministic briefs", () => {
   it("state the change with its values before and after", () => {
     const [change] = diffFacts(pricing(plan("Pro", 30)), pricing(plan("Pro", 24)));
     if (!change) throw new Error("expected a change");
-    expect(titleOf(change)).toBe("Pro price fell from $30 per month to $24 per month");
+    expect(titleOf(change, "Acme")).toBe(
+      "Acme: Pro price fell 20% from $30 per month to $24 per month",
+    );
     expect(summarize(change, "acme.com")).toBe(
       "acme.com lowered the price of its Pro plan from $30 per month to $24 per month (-20%) (https://acme.com/pricing).",
     );

@@ -430,3 +430,52 @@ describe("discoverPages", () => {
     });
   });
 });
+
+describe("the markup marketers' sites use", () => {
+  it("reads a role's team and location from labels and data attributes", () => {
+    const page = loadHtml(
+      "https://acme.com/careers",
+      `<main><ul>
+        <li><a href="/careers/1"><span class="job-title">Head of Product Marketing</span>
+          <span class="team">Marketing</span> <span class="location">London</span></a></li>
+        <li data-department="Sales" data-location="Paris"><a href="/careers/2">Account Executive</a></li>
+      </ul></main>`,
+    );
+    expect(extractJobs(page)).toEqual([
+      {
+        title: "Head of Product Marketing",
+        team: "Marketing",
+        location: "London",
+        url: "https://acme.com/careers/1",
+      },
+      {
+        title: "Account Executive",
+        team: "Sales",
+        location: "Paris",
+        url: "https://acme.com/careers/2",
+      },
+    ]);
+  });
+
+  it.each(["Contact us", "Talk to sales →", "Custom", "Contact our sales team", "Get in touch"])(
+    "reads a plan labelled %s as contact sales",
+    (label) => {
+      const page = loadHtml(
+        "https://acme.com/pricing",
+        `<main><div class="plans">
+          <div><h3>Basic</h3><p>$10/mo</p><a>Start</a></div>
+          <div><h3>Pro</h3><p>$20/mo</p><a>Start</a></div>
+          <div><h3>Enterprise</h3><p>Tailored to you</p><a href="/contact">${label}</a></div>
+        </div></main>`,
+      );
+      expect(extractPlans(page).at(-1)).toEqual({
+        name: "Enterprise",
+        price: null,
+        currency: null,
+        period: null,
+        perSeat: false,
+        contactSales: true,
+      });
+    },
+  );
+});

@@ -7,10 +7,16 @@ describe("the competitor routes' OpenAPI reference", () => {
 
   it("documents every competitor and event route", () => {
     expect(Object.keys(document.paths ?? {}).sort()).toEqual([
+      "/api/intel/alert-rules",
+      "/api/intel/alert-rules/test",
+      "/api/intel/alert-rules/{id}",
       "/api/intel/competitors",
       "/api/intel/competitors/check-all",
       "/api/intel/competitors/{id}",
+      "/api/intel/competitors/{id}/battlecard",
       "/api/intel/competitors/{id}/check",
+      "/api/intel/competitors/{id}/history",
+      "/api/intel/competitors/{id}/prices",
       "/api/intel/events",
       "/api/intel/events/{id}",
     ]);
@@ -37,19 +43,24 @@ describe("the competitor routes' OpenAPI reference", () => {
     }>;
     const byName = Object.fromEntries(parameters.map((p) => [p.name, p.schema]));
     expect(Object.keys(byName).sort()).toEqual([
+      "alert",
       "competitorId",
       "cursor",
       "isActioned",
       "isRead",
+      "kind",
       "limit",
       "severity",
+      "since",
       "type",
+      "until",
     ]);
     expect(byName.limit).toMatchObject({ maximum: 100, default: 20 });
     // List filters take one value or several: arrays, the parameter repeated (form, exploded).
     expect(byName.severity?.items?.enum).toEqual(["low", "medium", "high", "critical"]);
     expect(byName.type?.items?.enum).toEqual(["pricing", "hiring", "content", "messaging"]);
-    for (const name of ["severity", "type", "competitorId"]) {
+    expect(byName.kind?.items?.enum).toContain("moved_to_contact_sales");
+    for (const name of ["severity", "type", "kind", "competitorId"]) {
       expect(parameters.find((p) => p.name === name)).toMatchObject({
         style: "form",
         explode: true,

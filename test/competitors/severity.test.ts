@@ -30,7 +30,7 @@ const jobs = (n: number): JobPosting[] =>
 const post: ContentItem = { title: "Launch", url: "https://acme.com/blog/launch", date: null };
 const on = { subject: "Pro", url: "https://acme.com/pricing" };
 
-const moved = (kind: "price_increased" | "price_decreased", percent: number | null): Change => ({
+const moved = (kind: "price_increase" | "price_decrease", percent: number | null): Change => ({
   ...on,
   type: "pricing",
   kind,
@@ -38,7 +38,12 @@ const moved = (kind: "price_increased" | "price_decreased", percent: number | nu
   after: plan(30),
   percent,
 });
-const opened = (kind: "team_added" | "postings_added", n: number): Change => ({
+const priced = (
+  kind: Extract<Change, { type: "pricing" }>["kind"],
+  before: Plan | null,
+  after: Plan | null,
+): Change => ({ ...on, type: "pricing", kind, before, after, percent: null });
+const opened = (kind: "new_department" | "new_location" | "roles_added", n: number): Change => ({
   ...on,
   type: "hiring",
   kind,
@@ -48,124 +53,133 @@ const opened = (kind: "team_added" | "postings_added", n: number): Change => ({
 const closed = (n: number, closedTeams: string[] = []): Change => ({
   ...on,
   type: "hiring",
-  kind: "postings_removed",
+  kind: "roles_removed",
   before: jobs(n),
   after: null,
   closedTeams,
+});
+const page = (path: string) => ({ url: `https://acme.com${path}`, title: null });
+const messaging = (headlineChanged: boolean): Change => ({
+  ...on,
+  type: "messaging",
+  kind: "messaging_changed",
+  before: { headline: "Fast", claims: ["Fast"] },
+  after: { headline: headlineChanged ? "Private" : "Fast", claims: ["Private"] },
+  headlineChanged,
 });
 
 type Case = [label: string, change: Change, severity: Severity];
 
 /**
  * Every change kind the rules know, keyed by kind so a new kind does not compile until it has a
- * row, with both sides of each magnitude threshold.
+ * case here; each case names the boundary it sits on.
  */
 const CASES: Record<ChangeKind, Case[]> = {
-  price_increased: [
+  price_increase: [
     [
       "a rise just under the critical move",
-      moved("price_increased", CRITICAL_PRICE_MOVE - 0.1),
+      moved("price_increase", CRITICAL_PRICE_MOVE - 0.1),
       "high",
     ],
     [
       "a rise of exactly the critical move",
-      moved("price_increased", CRITICAL_PRICE_MOVE),
+      moved("price_increase", CRITICAL_PRICE_MOVE),
       "critical",
     ],
-    ["a rise past the critical move", moved("price_increased", 100), "critical"],
-    ["a free plan starting to charge (no percent)", moved("price_increased", null), "critical"],
+    ["a rise past the critical move", moved("price_increase", 100), "critical"],
+    ["a rise with no percent to measure", moved("price_increase", null), "critical"],
   ],
-  price_decreased: [
+  price_decrease: [
     [
       "a cut just under the critical move",
-      moved("price_decreased", 0.1 - CRITICAL_PRICE_MOVE),
+      moved("price_decrease", 0.1 - CRITICAL_PRICE_MOVE),
       "high",
     ],
     [
       "a cut of exactly the critical move",
-      moved("price_decreased", -CRITICAL_PRICE_MOVE),
+      moved("price_decrease", -CRITICAL_PRICE_MOVE),
       "critical",
     ],
-    ["a cut past the critical move", moved("price_decreased", -60), "critical"],
+    ["a cut past the critical move", moved("price_decrease", -60), "critical"],
   ],
-  plan_added: [
-    [
-      "a new plan",
-      { ...on, type: "pricing", kind: "plan_added", before: null, after: plan(9) },
-      "high",
-    ],
-  ],
-  plan_removed: [
-    [
-      "a plan withdrawn",
-      { ...on, type: "pricing", kind: "plan_removed", before: plan(9), after: null },
-      "high",
-    ],
+  plan_added: [["a new plan", priced("plan_added", null, plan(30)), "high"]],
+  plan_removed: [["a plan removed", priced("plan_removed", plan(30), null), "high"]],
+  free_tier_added: [["a free plan added", priced("free_tier_added", null, plan(0)), "high"]],
+  free_tier_removed: [
+    ["a free plan starting to charge", priced("free_tier_removed", plan(0), plan(30)), "critical"],
+    ["a free plan removed", priced("free_tier_removed", plan(0), null), "critical"],
   ],
   price_changed: [
     [
-      "monthly becoming yearly",
+      "a currency or per-seat change",
+      priced("price_changed", plan(30), plan(30, { currency: "EUR" })),
+      "high",
+    ],
+  ],
+  billing_period_changed: [
+    [
+      "monthly to yearly",
+      priced("billing_period_changed", plan(30), plan(300, { period: "year" })),
+      "high",
+    ],
+  ],
+  moved_to_contact_sales: [
+    ["a price hidden", priced("moved_to_contact_sales", plan(30), plan(null)), "high"],
+  ],
+  price_published: [["a price shown", priced("price_published", plan(null), plan(30)), "high"]],
+  new_department: [["a new team hiring one person", opened("new_department", 1), "medium"]],
+  new_location: [["a new location hiring one person", opened("new_location", 1), "medium"]],
+  roles_added: [
+    ["one fewer posting than a push", opened("roles_added", NOTABLE_POSTINGS - 1), "low"],
+    ["exactly a push of postings", opened("roles_added", NOTABLE_POSTINGS), "medium"],
+    [
+      "one leadership hire",
       {
         ...on,
-        type: "pricing",
-        kind: "price_changed",
-        before: plan(30),
-        after: plan(30, { period: "year" }),
+        type: "hiring",
+        kind: "roles_added",
+        before: null,
+        after: [
+          { title: "Head of Product Marketing", team: "Marketing", location: null, url: null },
+        ],
       },
-      "high",
-    ],
-  ],
-  now_contact_sales: [
-    [
-      "a price hidden behind sales",
-      { ...on, type: "pricing", kind: "now_contact_sales", before: plan(30), after: plan(null) },
-      "high",
-    ],
-  ],
-  price_published: [
-    [
-      "a hidden price published",
-      { ...on, type: "pricing", kind: "price_published", before: plan(null), after: plan(30) },
-      "high",
-    ],
-  ],
-  team_added: [["a new team hiring one person", opened("team_added", 1), "medium"]],
-  postings_added: [
-    ["one fewer posting than a push", opened("postings_added", NOTABLE_POSTINGS - 1), "low"],
-    ["exactly a push of postings", opened("postings_added", NOTABLE_POSTINGS), "medium"],
-  ],
-  postings_removed: [
-    ["one fewer closing than a freeze", closed(NOTABLE_POSTINGS - 1), "low"],
-    ["exactly a freeze of closings", closed(NOTABLE_POSTINGS), "medium"],
-    ["a team's last posting closing", closed(1, ["Sales"]), "medium"],
-  ],
-  headline_changed: [
-    [
-      "a new headline",
-      { ...on, type: "messaging", kind: "headline_changed", before: "Fast", after: "Private" },
       "medium",
     ],
   ],
-  claims_changed: [
-    [
-      "claims rewritten",
-      { ...on, type: "messaging", kind: "claims_changed", before: ["Fast"], after: ["Private"] },
-      "low",
-    ],
+  roles_removed: [
+    ["a few postings closed", closed(NOTABLE_POSTINGS - 1), "low"],
+    ["a hiring freeze", closed(NOTABLE_POSTINGS), "medium"],
+    ["a team left with no openings", closed(1, ["Ops"]), "medium"],
   ],
-  content_published: [
+  post_published: [
     [
       "a new post",
-      { ...on, type: "content", kind: "content_published", before: null, after: post },
+      { ...on, type: "content", kind: "post_published", before: null, after: post },
       "low",
     ],
   ],
-  content_batch: [
+  page_added: [
     [
-      "a batch of new posts",
-      { ...on, type: "content", kind: "content_batch", before: null, after: [post, post] },
-      "low",
+      "a new comparison page",
+      { ...on, type: "content", kind: "page_added", before: null, after: page("/vs/us") },
+      "high",
     ],
+    [
+      "a new product page",
+      { ...on, type: "content", kind: "page_added", before: null, after: page("/product/new") },
+      "medium",
+    ],
+  ],
+  page_removed: [
+    [
+      "a removed page",
+      { ...on, type: "content", kind: "page_removed", before: page("/features/x"), after: null },
+      "medium",
+    ],
+  ],
+  messaging_changed: [
+    ["a new headline", messaging(true), "medium"],
+    ["claims alone", messaging(false), "low"],
   ],
 };
 

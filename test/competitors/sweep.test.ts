@@ -78,9 +78,11 @@ describe("the competitor sweep and the checks worker", () => {
     worker = async (event, ctx) =>
       (await workerModule.handler(event, ctx, () => undefined)) ?? undefined;
 
-    ids.first = (await competitors.create("ws_one", site.origin)).id;
-    ids.second = (await competitors.create("ws_two", site.origin)).id;
-    ids.down = (await competitors.create("ws_two", `http://127.0.0.1:${await closedPort()}/`)).id;
+    // Hourly, so each is due whatever the hour the test runs in: cadence.test.ts covers the rest.
+    ids.first = (await competitors.create("ws_one", site.origin, "hourly")).id;
+    ids.second = (await competitors.create("ws_two", site.origin, "hourly")).id;
+    const down = `http://127.0.0.1:${await closedPort()}/`;
+    ids.down = (await competitors.create("ws_two", down, "hourly")).id;
   });
 
   afterAll(async () => {
@@ -134,10 +136,15 @@ describe("the competitor sweep and the checks worker", () => {
           type: "hiring",
           severity: "medium",
           details: {
-            change: "team_added",
+            change: "new_department",
             subject: "Data",
             after: [{ title: "Data Engineer", location: "Paris" }],
           },
+        },
+        {
+          competitorId: id,
+          severity: "medium",
+          change: { kind: "new_location", subject: "Paris" },
         },
       ]);
     }

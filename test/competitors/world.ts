@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import type { BriefWriter } from "../../lib/competitors/brief.js";
 import type { CheckLimits } from "../../lib/competitors/check.js";
-import type { CompetitorEvent } from "../../lib/competitors/events.js";
+import { type CompetitorEvent, toPublic } from "../../lib/competitors/events.js";
 import type { PageReader } from "../../lib/competitors/page-reader.js";
 import { createCompetitorServices } from "../../lib/competitors/services.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
@@ -63,7 +63,7 @@ export function eventFeed(world: World, workspaceId: string) {
   const seen = new Set<string>();
   return async (): Promise<CompetitorEvent[]> => {
     const page = await world.services.events.list(workspaceId, {}, 100);
-    const fresh = page.items.filter((event) => !seen.has(event.id));
+    const fresh = page.items.filter((event) => !seen.has(event.id)).map(toPublic);
     for (const event of fresh) seen.add(event.id);
     return fresh;
   };

@@ -36,6 +36,8 @@ export interface SiteState {
   plans: SitePlan[];
   jobs: SiteJob[];
   posts: SitePost[];
+  /** Other pages the site serves and lists in its sitemap (`/vs/us`, `/product/x`): a page each. */
+  pages: string[];
   /** Paths robots.txt disallows for every agent. */
   disallow: string[];
   /** Where the careers page lists jobs: an embedded Greenhouse board, or its own HTML. */
@@ -70,6 +72,7 @@ export const baseSite = (): SiteState => ({
     { slug: "hello-world", title: "Hello world", date: "2025-01-10" },
     { slug: "faster-builds", title: "Faster builds for everyone", date: "2025-02-03" },
   ],
+  pages: [],
   disallow: ["/private/"],
   jobBoard: "greenhouse",
   renderedAt: "2025-03-01T10:00:00Z",
@@ -234,7 +237,14 @@ ${items}</channel></rss>`;
 }
 
 function sitemap(state: SiteState, origin: string): string {
-  const urls = ["/", "/pricing", "/careers", "/blog", ...state.posts.map((p) => `/blog/${p.slug}`)]
+  const urls = [
+    "/",
+    "/pricing",
+    "/careers",
+    "/blog",
+    ...state.posts.map((p) => `/blog/${p.slug}`),
+    ...state.pages,
+  ]
     .map(
       (path) =>
         `<url><loc>${origin}${path}</loc><lastmod>${state.renderedAt.slice(0, 10)}</lastmod></url>`,
@@ -263,6 +273,7 @@ function route(state: SiteState, origin: string, path: string): [number, string,
   }
   const post = state.posts.find((p) => path === `/blog/${p.slug}`);
   if (post) return [200, html, layout(state, post.title, `<h1>${post.title}</h1>`)];
+  if (state.pages.includes(path)) return [200, html, layout(state, path, `<h1>${path}</h1>`)];
   return [404, html, layout(state, "Not found", "<h1>Not found</h1>")];
 }
 

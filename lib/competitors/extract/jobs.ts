@@ -31,6 +31,11 @@ export const jobKey = (job: JobPosting) =>
 /** Paths under which sites list single positions (`/careers/senior-engineer`). */
 const POSTING_PATH = /\/(?:careers?|jobs?|positions?|openings?|vacanc(?:y|ies)|roles?)\/[^/?#]+/i;
 const LOCATION_CLASS = /location|place|city|office/i;
+/** A class naming a role's team: `team`, `job-team`, `department_name` (one word of it). */
+const TEAM_CLASS = /(?:^|[\s_-])(?:team|department|dept|category|function)(?:$|[\s_-])/i;
+/** Data attributes boards put on a posting's element: `data-team`, `data-department`, ... */
+const TEAM_DATA = ["data-team", "data-department", "data-dept", "data-category", "data-function"];
+const LOCATION_DATA = ["data-location", "data-office", "data-city"];
 
 const stringOf = (value: unknown): string | null =>
   typeof value === "string" && value.trim() ? value.trim() : null;
@@ -66,6 +71,17 @@ function fromJsonLd(page: HtmlPage): JobPosting[] {
 
 const isTeamHeading = tag("h2", "h3", "h4");
 const hasLocationClass = (el: Element) => LOCATION_CLASS.test(attr(el, "class"));
+const hasTeamClass = (el: Element) => TEAM_CLASS.test(attr(el, "class"));
+
+/** The first of these data attributes set on the element or its ancestors up to the item. */
+function dataOf(el: Element, item: Element, names: string[]): string | null {
+  for (let node: Element | null = el; node; node = parentOf(node)) {
+    const value = names.map((name) => attr(node as Element, name).trim()).find(Boolean);
+    if (value) return value;
+    if (node === item) break;
+  }
+  return null;
+}
 const isTitle = (el: Element) => tag("h3", "h4", "strong")(el) || /title/i.test(attr(el, "class"));
 
 /** The nearest heading before an element in its list: how careers pages group roles by team. */
@@ -94,16 +110,21 @@ export function extractJobs(page: HtmlPage): JobPosting[] {
     if (!url || jobs.has(url) || !POSTING_PATH.test(path) || path === pagePath) continue;
     const item = closest(anchor, tag("li", "article", "tr")) ?? anchor;
     const location = first(item, hasLocationClass);
+    const teamLabel = first(item, hasTeamClass);
     const titleEl = first(anchor, isTitle);
     let title = textOf(titleEl ?? anchor);
-    if (!titleEl && location && isInside(location, anchor)) {
-      title = title.replace(textOf(location), "").trim();
+    for (const label of [location, teamLabel]) {
+      if (!titleEl && label && isInside(label, anchor)) {
+        title = title.replace(textOf(label), "").trim();
+      }
     }
     if (title.length < 3 || title.length > 120) continue;
     jobs.set(url, {
       title,
-      team: teamOf(item, main),
-      location: location ? textOf(location) || null : null,
+      // Markup says it best (a team label, a data attribute); else the heading the role is under.
+      team:
+        (teamLabel && textOf(teamLabel)) || dataOf(anchor, item, TEAM_DATA) || teamOf(item, main),
+      location: (location && textOf(location)) || dataOf(anchor, item, LOCATION_DATA) || null,
       url,
     });
   }

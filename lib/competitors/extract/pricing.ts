@@ -16,7 +16,13 @@ const isLabel = tag("a", "button", "span", "p", "div", "strong", "b", "em");
 const NAME_CLASS = /(?:plan|tier|package|pricing)[-_]?(?:name|title)/i;
 /** Text of a call to action or price label that stands for "no public price". */
 const CONTACT =
-  /^(?:contact (?:sales|us)|talk to (?:sales|us|an expert)|get (?:a )?quote|request (?:a )?(?:quote|demo|pricing)|book a (?:demo|call)|custom(?: pricing| quote)?|let'?s talk|call us|on request)$/i;
+  /^(?:contact(?: our)? (?:sales(?: team)?|us|team)(?: for (?:pricing|a quote))?|(?:talk|speak) to (?:sales|us|our team|an expert)|get (?:a )?quote|get in touch|request (?:a )?(?:quote|demo|pricing)|book a (?:demo|call)|custom(?: pricing| quote| plan)?|let'?s talk|call us|on request|price on request)(?: today| now)?$/i;
+/** A label as read: arrows, icons and punctuation around the words dropped ("Talk to sales →"). */
+const labelText = (el: Element) =>
+  textOf(el)
+    .replace(/[^\p{L}\p{N}' ]+/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim();
 const FREE = /^free\b|\bfree forever\b/i;
 /** Cards are small; an ancestor holding more than this much text is the page, not a card. */
 const MAX_CARD_TEXT = 2000;
@@ -38,7 +44,7 @@ function isPlanHeading(el: Element): boolean {
 }
 
 function hasContactLabel(card: Element): boolean {
-  return all(card, isLabel).some((el) => CONTACT.test(textOf(el)));
+  return all(card, isLabel).some((el) => CONTACT.test(labelText(el)));
 }
 
 /** The plan a card describes, or undefined when the element is no plan card. */
