@@ -50,7 +50,8 @@ export function consoleRoutes(options: ConsoleOptions = {}): Module {
   const csp = contentSecurityPolicy({
     "script-src": ["'self'"],
     "style-src": ["'self'"],
-    "img-src": ["'self'", "data:"],
+    // blob: for screenshots, fetched with the key and shown from memory.
+    "img-src": ["'self'", "data:", "blob:"],
     "connect-src": connect,
   });
   const page = asset(PAGE, "text/html; charset=utf-8");

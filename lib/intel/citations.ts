@@ -1,3 +1,4 @@
+import { passageUrl } from "../knowledge/retrieval/citation-spans.js";
 import type { SearchResult } from "../knowledge/retrieval/retrieval.js";
 
 export interface Citation {
@@ -6,6 +7,13 @@ export interface Citation {
   name: string;
   /** A sentence taken verbatim from the cited passage. */
   quote: string;
+  /** The quoted sentence's span in the source's extracted text; null for older indexes. */
+  char_start: number | null;
+  char_end: number | null;
+  page: number | null;
+  heading_path: string[];
+  /** Web pages: the page's URL opening at the quoted sentence (a text fragment). */
+  url: string | null;
 }
 
 /** `[2]` or `[1, 3]`: how the model cites passages. */
@@ -85,25 +93,38 @@ function shorten(text: string): string {
   return `${text.slice(0, cut > MAX_QUOTE / 2 ? cut : MAX_QUOTE - 1)}…`;
 }
 
+/** A sentence of a passage and where it lies in it. */
+interface Sentence {
+  text: string;
+  start: number;
+  end: number;
+}
+
+/** The passage sentence sharing the most words with the claim, with its place in the passage. */
+function bestSentence(passage: string, claim: string): Sentence {
+  const claimWords = words(claim);
+  let best: Sentence = { text: "", start: 0, end: 0 };
+  let bestScore = -1;
+  for (const { segment, index } of sentenceSegmenter.segment(passage)) {
+    const trimmed = segment.trim();
+    if (!trimmed) continue;
+    let score = 0;
+    for (const word of words(trimmed)) if (claimWords.has(word)) score++;
+    if (score > bestScore) {
+      const start = index + segment.indexOf(trimmed);
+      best = { text: trimmed, start, end: start + trimmed.length };
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
 /**
  * The passage sentence sharing the most words with the claim that cites it. Quotes are taken
  * from the passage, never from the model, so a quote is always real text of the cited source.
  */
 export function supportingQuote(passage: string, claim: string): string {
-  const claimWords = words(claim);
-  let best = "";
-  let bestScore = -1;
-  for (const { segment } of sentenceSegmenter.segment(passage)) {
-    const sentence = segment.trim().replace(/\s+/g, " ");
-    if (!sentence) continue;
-    let score = 0;
-    for (const word of words(sentence)) if (claimWords.has(word)) score++;
-    if (score > bestScore) {
-      best = sentence;
-      bestScore = score;
-    }
-  }
-  return shorten(best);
+  return shorten(bestSentence(passage, claim).text.replace(/\s+/g, " "));
 }
 
 /** The text just before citation `k`'s first marker in the answer: the claim it supports. */
@@ -125,12 +146,22 @@ export function citationsFor(
   return cited.flatMap((n, i) => {
     const passage = passages[n - 1];
     if (!passage) return [];
+    const sentence = bestSentence(passage.text, claimFor(answer, i + 1));
+    const at = passage.char_start;
     return [
       {
         source_id: passage.source_id,
         source_url_or_path: passage.source_url_or_path,
         name: passage.name,
-        quote: supportingQuote(passage.text, claimFor(answer, i + 1)),
+        quote: shorten(sentence.text.replace(/\s+/g, " ")),
+        char_start: at === null ? null : at + sentence.start,
+        char_end: at === null ? null : at + sentence.end,
+        page: passage.page,
+        heading_path: passage.heading_path,
+        url:
+          passage.url === null || passage.source_url_or_path === null
+            ? null
+            : passageUrl(passage.source_url_or_path, sentence.text),
       },
     ];
   });

@@ -24,5 +24,20 @@ export const CitationSchema = z
     source_url_or_path: z.string().nullable(),
     name: z.string(),
     quote: z.string().openapi({ description: "A sentence of the cited chunk, verbatim" }),
+    // Optional: artifacts saved before citations had spans, and clients posting artifacts, omit them.
+    char_start: z.number().int().nullable().optional().openapi({
+      description:
+        "Where the quoted sentence starts in the source's extracted text (`GET /api/knowledge/{id}/text`); null for sources indexed before spans were recorded",
+    }),
+    char_end: z.number().int().nullable().optional().openapi({
+      description: "Where the quoted sentence ends (exclusive)",
+    }),
+    page: z.number().int().nullable().optional().openapi({ description: "Paged documents" }),
+    heading_path: z.array(z.string()).optional().openapi({
+      description: "The headings above the passage, outermost first",
+    }),
+    url: z.string().nullable().optional().openapi({
+      description: "Web pages: the page's URL with a text fragment (`#:~:text=`) at the quote",
+    }),
   })
   .openapi("Citation");

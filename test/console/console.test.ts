@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page, Request, Response } from "playwright-core";
@@ -40,6 +41,10 @@ let rival: CompetitorSite;
 let docsSite: Site;
 let browser: Browser;
 let page: Page;
+/** Errors thrown in the page: none may happen on any screen. */
+const pageErrors: string[] = [];
+/** The competitor's page, as its link on Home and the list point at it. */
+let competitorHash = "";
 
 const shoot = (name: string) =>
   page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
@@ -47,6 +52,27 @@ const go = (screen: string) => page.getByRole("link", { name: screen, exact: tru
 /** Elements of the screen on show (the others stay in the page, hidden). */
 const onScreen = (css: string) => page.locator(`section.screen:not([hidden]) ${css}`);
 const sourceCard = (name: string) => page.locator("li.source").filter({ hasText: name });
+
+/** axe-core, run in the page as a browser extension would run it. */
+const AXE = await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+type Axe = typeof import("axe-core");
+
+/**
+ * The serious and critical accessibility violations axe-core finds on the screen on show, one
+ * line each with the elements at fault (the hidden screens are not rendered, so axe skips them).
+ * It is evaluated over the debugging protocol, which the page's content security policy does not
+ * govern, so the policy stays as strict as it is served.
+ */
+async function seriousViolations(): Promise<string[]> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE);
+  return page.evaluate(async () => {
+    const { axe } = window as unknown as { axe: Axe };
+    const { violations } = await axe.run(document, { resultTypes: ["violations"] });
+    return violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+}
 
 /** Every form control on screen has a label a screen reader announces. */
 async function unlabelledControls(): Promise<string[]> {
@@ -90,7 +116,8 @@ beforeAll(async () => {
     }),
     launchBrowser(),
   ]);
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  page.on("pageerror", (error) => pageErrors.push(error.message));
 }, 60_000);
 
 afterAll(async () => {
@@ -130,20 +157,26 @@ describe("the console in Chromium", () => {
     expect(bytes).toBeLessThan(PAGE_BUDGET_BYTES);
   });
 
-  it("shows the API's error, with its code, for a wrong key", async () => {
+  it("says in words what a wrong key means, with the API's code kept for support", async () => {
+    // Where a key comes from is on the sign-in page itself.
+    expect(await page.locator(".sign-in .hint").innerText()).toContain("npm run keys");
     await page.getByLabel("API key").fill("not-a-real-key-0123456789");
     await page.getByRole("button", { name: "Sign in" }).click();
     const alert = page.getByRole("alert");
-    await expect.poll(() => alert.innerText()).toContain("unauthorized");
-    expect(await alert.innerText()).toContain("HTTP 401");
+    await expect.poll(() => alert.innerText()).toContain("This key was not accepted");
+    expect(await alert.locator("details").textContent()).toContain("unauthorized (HTTP 401)");
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await shoot("sign-in-error");
+    expect(await seriousViolations()).toEqual([]);
   });
 
   it("signs in with the key kept in the tab's session only", async () => {
     await page.getByLabel("API key").fill(API_KEY);
     await page.getByLabel("API key").press("Enter");
-    await page.getByRole("heading", { name: "Knowledge", exact: true }).waitFor();
+    // Home first: nothing changed yet, nothing failed, nothing running.
+    await page.getByRole("heading", { name: "Home", exact: true }).waitFor();
+    const changes = page.getByRole("list", { name: "Changes this week" });
+    await expect.poll(() => changes.innerText()).toContain("No competitor changed anything");
     expect(page.url()).not.toContain(API_KEY);
     expect(await page.evaluate(() => sessionStorage.getItem("kbi.apiKey"))).toBe(API_KEY);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
@@ -153,6 +186,7 @@ describe("the console in Chromium", () => {
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
     await page.keyboard.press("Enter");
     expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");
+    await go("Knowledge");
   });
 
   it("adds a text source and shows it becoming indexed", async () => {
@@ -179,7 +213,14 @@ describe("the console in Chromium", () => {
       .poll(() => upload.locator("progress").evaluate((p) => (p as HTMLProgressElement).value))
       .toBe(100);
     await sourceCard("launch-plan.md").locator(".badge.indexed").waitFor({ timeout: 20_000 });
+    // The upload's line follows its source to the end, in words, and is not clipped.
+    await expect.poll(() => upload.locator(".state").innerText()).toBe("Ready");
+    expect(
+      await upload.locator(".state").evaluate((el) => el.scrollWidth <= el.clientWidth + 1),
+    ).toBe(true);
+    expect(await sourceCard("launch-plan.md").innerText()).toMatch(/\b1 passage\b/);
     await shoot("knowledge");
+    expect(await seriousViolations()).toEqual([]);
   });
 
   it("crawls a site, showing its progress and per-URL report", async () => {
@@ -215,6 +256,7 @@ describe("the console in Chromium", () => {
     // A citation leads to its source in the knowledge screen.
     expect(await citation.getAttribute("href")).toMatch(/^#\/knowledge\?source=kb_/);
     await shoot("search-and-chat");
+    expect(await seriousViolations()).toEqual([]);
   });
 
   it("shows today's usage of each quota, counting the work done so far", async () => {
@@ -239,15 +281,29 @@ describe("the console in Chromium", () => {
     expect(await page.getByRole("region", { name: "Usage today" }).innerText()).toMatch(/resets /);
   });
 
+  it("without a brand profile, says so and leads to the screen that sets it up", async () => {
+    await go("Intel");
+    await page.getByLabel("Module", { exact: true }).first().selectOption("persona");
+    await page.getByLabel("Segment", { exact: true }).fill("Heads of growth at B2B SaaS companies");
+    await page.getByRole("button", { name: "Generate" }).click();
+    const alert = onScreen("[role=alert]");
+    await expect.poll(() => alert.innerText()).toContain("Your brand profile is not set up yet");
+    expect(await alert.innerText()).not.toMatch(/PUT|\/api\/|brand_profile_missing/);
+    await alert.getByRole("link", { name: "Set up your brand profile" }).click();
+    await page.getByRole("heading", { name: "Settings", exact: true }).waitFor();
+  });
+
   it("saves a brand profile, then generates, reads and saves a persona", async () => {
     await page.getByLabel("Name (required)").fill("Acme Analytics");
     await page.getByLabel("Description (required)").fill("Product analytics for SaaS teams.");
     await page.getByLabel("Value props").fill("Set up in minutes\nPrivacy first");
+    await page.getByLabel("Products").fill("Team: $39 a month");
     await page.getByRole("button", { name: "Save brand profile" }).click();
     await expect
       .poll(() => page.getByRole("status").first().innerText())
       .toBe("Brand profile saved");
     await shoot("settings");
+    expect(await seriousViolations()).toEqual([]);
 
     await go("Intel");
     await page.getByLabel("Module", { exact: true }).first().selectOption("persona");
@@ -261,11 +317,28 @@ describe("the console in Chromium", () => {
     await page.getByRole("button", { name: "Save", exact: true }).click();
     await expect
       .poll(() => onScreen(".output [role=status]").innerText())
-      .toMatch(/^Saved as art_/);
+      .toBe("Saved to your library");
     const saved = page.getByRole("list", { name: "Saved artifacts" }).locator("li");
     await expect.poll(() => saved.count()).toBe(1);
+    // A saved artifact downloads as Markdown: its title, then its sections as headings.
+    const [file] = await Promise.all([
+      page.waitForEvent("download"),
+      saved.first().getByRole("button", { name: "Download (Markdown)" }).click(),
+    ]);
+    expect(file.suggestedFilename()).toMatch(/\.md$/);
+    const markdown = await readFile((await file.path()) ?? "", "utf8");
+    expect(markdown).toMatch(/^# .+\n\n/);
+    expect(markdown).toMatch(/^## /m);
+    // And as DOCX, written by the server: a zip (PK) named after the title.
+    const [docx] = await Promise.all([
+      page.waitForEvent("download"),
+      saved.first().getByRole("button", { name: "Download (Word)" }).click(),
+    ]);
+    expect(docx.suggestedFilename()).toBe(file.suggestedFilename().replace(/\.md$/, ".docx"));
+    expect((await readFile((await docx.path()) ?? "")).subarray(0, 2).toString()).toBe("PK");
     expect(await unlabelledControls()).toEqual([]);
     await shoot("intel");
+    expect(await seriousViolations()).toEqual([]);
   });
 
   it("adds a competitor, checks it, and shows its events by severity", async () => {
@@ -310,7 +383,99 @@ describe("the console in Chromium", () => {
       await expect.poll(() => snapshot.locator("table").first().innerText()).toContain("$49");
     }
     await shoot("competitors");
+    expect(await seriousViolations()).toEqual([]);
   }, 90_000);
+
+  it("opens a page per competitor: prices as a chart, changes side by side, alerts, a battlecard", async () => {
+    const card = page.getByRole("list", { name: "Competitors" }).locator("li").first();
+    await card.getByRole("link").first().click();
+    await page.getByRole("heading", { name: "What changed" }).waitFor();
+    competitorHash = new URL(page.url()).hash;
+    // The chart is the console's own SVG: a marker per price, each line named at its end, and the
+    // same figures as a table.
+    const chart = onScreen("svg.chart");
+    await chart.waitFor();
+    expect(await chart.locator(".series > text").allTextContents()).toContain("Pro");
+    expect(await chart.locator(".series").first().locator("circle").count()).toBeGreaterThan(0);
+    expect(await onScreen("table.figures").innerText()).toMatch(/\$29 a month → .*\$49 a month/);
+    const timeline = page.getByRole("list", { name: "Changes" });
+    const rise = timeline.locator("li[data-severity=critical]").first();
+    expect(await rise.innerText()).toContain("Pricing: Price rise");
+    expect(await rise.locator(".numbers").innerText()).toBe(
+      "Pro: $29 a month → $49 a month (+69%)",
+    );
+    await rise.getByText("Before and after").click();
+    const changed = rise.locator("table.before-after tr.changed");
+    expect(await changed.first().innerText()).toContain("(changed)");
+    expect(await changed.locator("mark").allInnerTexts()).toContain("$49 a month");
+    // The pricing page as both checks saw it, side by side: fetched with the key, shown from memory.
+    const shots = rise.locator("details.shots");
+    await shots.locator("summary").click();
+    await expect
+      .poll(
+        () =>
+          shots
+            .locator("img")
+            .evaluateAll((imgs) => imgs.map((i) => (i as HTMLImageElement).naturalWidth > 0)),
+        { timeout: 10_000 },
+      )
+      .toEqual([true, true]);
+    // Their plans beside the brand profile's own.
+    const compare = onScreen("[aria-labelledby=plans-title] .compare");
+    expect(await compare.innerText()).toContain("Team: $39 a month");
+    expect(await compare.innerText()).toContain("$49");
+    // An alert rule for this competitor, from a form.
+    await page.getByLabel("Alert name").fill("Big price moves");
+    await page.getByLabel("Price moves of at least (%)").fill("10");
+    await page.getByRole("button", { name: "Add alert" }).click();
+    const rules = page.getByRole("list", { name: "Alert rules" });
+    await expect.poll(() => rules.innerText()).toContain("price moves of 10% or more");
+    expect(await unlabelledControls()).toEqual([]);
+    // The battlecard and the changes, downloaded as files.
+    const saved = async (button: string) => {
+      const [file] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: button }).click(),
+      ]);
+      return readFile((await file.path()) ?? "", "utf8");
+    };
+    const markdown = await saved("Download battlecard");
+    expect(markdown).toMatch(/^# Battlecard: /);
+    expect(markdown).toContain("| Pro | $49");
+    expect(markdown).toContain("Critical · Price rise: Pro: $29 a month → $49 a month (+69%)");
+    expect((await saved("Battlecard for Word")).startsWith("PK")).toBe(true);
+    const csv = (await saved("Download changes (CSV)")).split("\r\n");
+    expect(csv[0]).toBe(
+      "Detected,Company,Area,Change,Severity,What changed,Summary,Page,Read,Actioned",
+    );
+    expect(csv.some((row) => row.includes(",Pricing,Price rise,Critical,"))).toBe(true);
+    // Printed, the page is the battlecard alone: no menu, no buttons, no forms.
+    await page.emulateMedia({ media: "print" });
+    expect(await page.locator("header").isVisible()).toBe(false);
+    expect(await page.getByRole("button", { name: "Print battlecard" }).isVisible()).toBe(false);
+    await page.emulateMedia({ media: "screen" });
+    await shoot("competitor");
+    expect(await seriousViolations()).toEqual([]);
+  }, 30_000);
+
+  it("home puts this week's changes first, each with its company, kind and numbers", async () => {
+    await go("Home");
+    const changes = page.getByRole("list", { name: "Changes this week" }).locator("li.event");
+    await expect.poll(() => changes.count()).toBeGreaterThanOrEqual(2);
+    const first = await changes.first().innerText();
+    expect(first).toContain("Critical");
+    expect(first).toContain("Price rise");
+    expect(first).toContain("(+69%)");
+    expect(await changes.first().getByRole("link").getAttribute("href")).toBe(competitorHash);
+    expect(await page.getByRole("list", { name: "Sources that failed" }).innerText()).toBe(
+      "Every source was read.",
+    );
+    expect(await page.getByRole("list", { name: "Quotas" }).locator("li").count()).toBeGreaterThan(
+      2,
+    );
+    await shoot("home");
+    expect(await seriousViolations()).toEqual([]);
+  });
 
   it("is readable at 390 pixels wide", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
@@ -321,5 +486,17 @@ describe("the console in Chromium", () => {
     );
     expect(overflow).toBeLessThanOrEqual(0);
     await shoot("knowledge-390px");
+    await page.goto(`${server.url}/${competitorHash}`);
+    await onScreen("svg.chart").waitFor();
+    expect(
+      await page.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      ),
+    ).toBeLessThanOrEqual(0);
+    await shoot("competitor-390px");
+  });
+
+  it("threw no error in the page on any screen", () => {
+    expect(pageErrors).toEqual([]);
   });
 });

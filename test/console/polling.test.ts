@@ -123,7 +123,7 @@ async function openConsole(
   // The clock stands still unless the test runs it.
   await page.clock.install({ time: START });
   await page.clock.pauseAt(START + 1000);
-  await page.goto(`${server.url}/`);
+  await page.goto(`${server.url}/#/knowledge`);
   await page.locator("li.source").first().waitFor();
   await settle(page);
   return page;
@@ -277,7 +277,7 @@ describe("a browser upload that fails", () => {
             })
           : route.fallback(),
     );
-    await page.goto(`${server.url}/`);
+    await page.goto(`${server.url}/#/knowledge`);
     await page.getByRole("heading", { name: "Knowledge", exact: true }).waitFor();
     const files = await page.evaluateHandle(() => {
       const transfer = new DataTransfer();
@@ -286,9 +286,12 @@ describe("a browser upload that fails", () => {
     });
     await page.dispatchEvent(".drop", "drop", { dataTransfer: files });
     const upload = page.locator(".uploads li").filter({ hasText: "notes.md" });
-    await expect.poll(() => upload.innerText(), { timeout: 15_000 }).toContain("failed");
+    await expect.poll(() => upload.innerText(), { timeout: 15_000 }).toContain("Failed");
     const alert = page.getByRole("alert").first();
-    await expect.poll(() => alert.innerText(), { timeout: 15_000 }).toContain("AccessDenied");
+    await expect
+      .poll(() => alert.innerText(), { timeout: 15_000 })
+      .toContain("Request has expired");
+    expect(await alert.locator("details").textContent()).toContain("AccessDenied (HTTP 403)");
     expect(await alert.innerText()).toContain("notes.md was not added");
 
     const res = await fetch(`${server.url}/api/knowledge?limit=100`, {

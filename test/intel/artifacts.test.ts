@@ -10,6 +10,7 @@ import { persona } from "../../lib/intel/modules/persona.js";
 import { parseStrict, strictJsonSchema } from "../../lib/llm/strict-mode.js";
 import { startAws, type TestAws } from "../support/aws.js";
 import { sampleFromSchema } from "../support/fake-openai.js";
+import { zipEntry } from "../support/zip-entry.js";
 
 type Json = { [key: string]: unknown };
 
@@ -222,5 +223,57 @@ describe("tenancy", () => {
     }
     expect((await list(other)).artifacts).toEqual([]);
     expect((await call(acme, "GET", `/api/artifacts/${saved.id}`)).body.title).toBe("Acme only");
+  });
+});
+
+describe("exporting an artifact", () => {
+  const exportOf = (key: string, id: string, format: string) =>
+    app.request(`/api/artifacts/${id}/export?format=${format}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+
+  it("writes Markdown: the title, then the output with keys as headings and labels", async () => {
+    const artifact = personaArtifact("Persona: Export Edna");
+    const saved = await save(acme, artifact);
+    const res = await exportOf(acme, saved.id, "md");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/markdown; charset=utf-8");
+    expect(res.headers.get("content-disposition")).toBe(
+      'attachment; filename="persona-export-edna.md"',
+    );
+    const markdown = await res.text();
+    expect(markdown.startsWith("# Persona: Export Edna\n\n")).toBe(true);
+    const name = (artifact.output as { name: string }).name;
+    expect(markdown).toContain(`**Name:** ${name}\n`);
+  });
+
+  it("writes a DOCX, a zip whose word/document.xml holds the title and the text", async () => {
+    const artifact = personaArtifact("Persona: Docx Dora");
+    const saved = await save(acme, artifact);
+    const res = await exportOf(acme, saved.id, "docx");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe(
+      "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    );
+    expect(res.headers.get("content-disposition")).toBe(
+      'attachment; filename="persona-docx-dora.docx"',
+    );
+    const xml = await zipEntry(Buffer.from(await res.arrayBuffer()), "word/document.xml");
+    expect(xml).toContain("Persona: Docx Dora");
+    // The label is a bold run of its own and the value the run after it.
+    expect(xml).toContain(">Name:<");
+    expect(xml).toContain((artifact.output as { name: string }).name.replace(/&/g, "&amp;"));
+  });
+
+  it("answers 404 for another workspace's artifact and 400 for an unknown format", async () => {
+    const saved = await save(acme, kpiArtifact("Acme export"));
+    const hidden = await exportOf(other, saved.id, "docx");
+    expect(hidden.status).toBe(404);
+    expect(((await hidden.json()) as Json).error).toMatchObject({ code: "not_found" });
+    for (const format of ["pdf", ""]) {
+      const res = await exportOf(acme, saved.id, format);
+      expect(res.status, format).toBe(400);
+      expect(((await res.json()) as Json).error).toMatchObject({ code: "validation_failed" });
+    }
   });
 });

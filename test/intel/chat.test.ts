@@ -98,12 +98,23 @@ describe("grounding", () => {
         source_url_or_path: null,
         name: "Security page",
         quote: "Customer data is encrypted at rest.",
+        // The quoted sentence's span in the source's text, after its "# Security\n" line.
+        char_start: 11,
+        char_end: 46,
+        page: null,
+        heading_path: ["Security"],
+        url: null,
       },
       {
         source_id: pricing.id,
         source_url_or_path: null,
         name: "Pricing page",
         quote: "The Team plan costs $99 per month.",
+        char_start: 10,
+        char_end: 44,
+        page: null,
+        heading_path: ["Pricing"],
+        url: null,
       },
     ]);
   });

@@ -67,6 +67,10 @@ describe("quotes", () => {
       name: id,
       heading: null,
       page: null,
+      char_start: null,
+      char_end: null,
+      heading_path: [],
+      url: null,
     });
     const passages = [result("a", "Alpha is first."), result("b", passage)];
     const citations = citationsFor([2, 1], passages, "Team costs $99 [1]. Alpha [2].");
@@ -76,12 +80,22 @@ describe("quotes", () => {
         source_url_or_path: "https://example.com/b",
         name: "b",
         quote: "The Team plan costs $99 per month.",
+        char_start: null,
+        char_end: null,
+        page: null,
+        heading_path: [],
+        url: null,
       },
       {
         source_id: "a",
         source_url_or_path: "https://example.com/a",
         name: "a",
         quote: "Alpha is first.",
+        char_start: null,
+        char_end: null,
+        page: null,
+        heading_path: [],
+        url: null,
       },
     ]);
   });

@@ -307,7 +307,12 @@ describe("each module", () => {
 
       const { output, citations, artifact } = res.body as {
         output: Json;
-        citations: Array<{ source_id: string; quote: string }>;
+        citations: Array<{
+          source_id: string;
+          quote: string;
+          char_start: number;
+          char_end: number;
+        }>;
         artifact: Json;
       };
       expect(res.body.module).toBe(name);
@@ -319,9 +324,18 @@ describe("each module", () => {
           source_url_or_path: null,
           name: expect.any(String),
           quote: expect.any(String),
+          char_start: expect.any(Number),
+          char_end: expect.any(Number),
+          page: null,
+          heading_path: expect.any(Array),
+          url: null,
         },
       ]);
       expect(source).toContain(citations[0]?.quote);
+      // The citation's span is the quoted sentence in the source's text.
+      expect(source.slice(citations[0]?.char_start, citations[0]?.char_end)).toBe(
+        citations[0]?.quote,
+      );
       expect(artifact).toEqual({
         module: name,
         title: expect.any(String),

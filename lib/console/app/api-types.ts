@@ -2,8 +2,10 @@ import type { z } from "@hono/zod-openapi";
 import type {
   checkAllCompetitors,
   checkCompetitor,
+  competitorPrices,
   createCompetitor,
   getCompetitor,
+  listAlertRules,
   listCompetitors,
   listEvents,
   patchEvent,
@@ -95,6 +97,8 @@ export type CheckAnswer = Answer<typeof checkCompetitor>;
 export type ChecksQueued = Answer<typeof checkAllCompetitors, 202>;
 export type EventPage = Answer<typeof listEvents>;
 export type IntelEvent = Answer<typeof patchEvent>;
+export type PriceSeries = Answer<typeof competitorPrices>["plans"][number];
+export type AlertRule = Answer<typeof listAlertRules>["rules"][number];
 
 // Settings: usage and webhooks.
 export type Usage = Answer<typeof getUsage>;

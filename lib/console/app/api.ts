@@ -120,6 +120,15 @@ export async function api<T = unknown>(
   return (response.status === 204 ? undefined : await response.json()) as T;
 }
 
+/**
+ * A binary answer (a screenshot) as an object URL an image can show: an image's own request
+ * could not carry the key. The caller revokes it when the image goes.
+ */
+export async function objectUrl(path: string): Promise<string> {
+  const response = await send("GET", path, {});
+  return URL.createObjectURL(await response.blob());
+}
+
 export interface ChatEvent {
   event: string;
   data: unknown;

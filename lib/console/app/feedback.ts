@@ -1,9 +1,20 @@
 import { ApiError } from "./api.js";
-import { fill, h } from "./dom.js";
+import { fill, h, humanize } from "./dom.js";
+import { explain } from "./words.js";
+
+/** `body.valueProps.0` → "Value props": the field a reader filled in, not its path in JSON. */
+const fieldName = (path: string) =>
+  humanize(
+    path
+      .split(".")
+      .filter((part) => !/^(\d+|body|query|params)$/.test(part))
+      .pop() ?? path,
+  );
 
 /**
- * Where a panel says how things went: an alert for errors (the API's code, status, message and
- * the fields it named) and a polite status line for progress.
+ * Where a panel says how things went: an alert for errors (what happened and what to do in words,
+ * a link to the screen that fixes it, the fields the API named, and its code for support) and a
+ * polite status line for progress.
  */
 export class Feedback {
   readonly el = h("div", { class: "feedback" });
@@ -19,21 +30,31 @@ export class Feedback {
       err instanceof ApiError
         ? err
         : new ApiError(0, "client_error", err instanceof Error ? err.message : String(err));
+    const { what, fix } = explain(error.code, error.message);
     fill(
       this.alert,
-      h("strong", { class: "code" }, error.code),
-      error.status ? ` (HTTP ${error.status})` : "",
-      ": ",
-      error.message,
+      h("p", null, what),
       error.issues.length > 0
         ? h(
             "ul",
             null,
             error.issues.map((issue) =>
-              h("li", null, issue.path ? `${issue.path}: ${issue.message}` : issue.message),
+              h(
+                "li",
+                null,
+                issue.path ? `${fieldName(issue.path)}: ${issue.message}` : issue.message,
+              ),
             ),
           )
         : null,
+      fix ? h("a", { class: "button", href: fix.href }, fix.label) : null,
+      // What support needs, out of the way of what the reader needs.
+      h(
+        "details",
+        { class: "technical" },
+        h("summary", null, "Details for support"),
+        `${error.code}${error.status ? ` (HTTP ${error.status})` : ""}: ${error.message}`,
+      ),
     );
     this.alert.hidden = false;
     this.status.textContent = "";

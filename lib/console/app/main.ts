@@ -1,7 +1,9 @@
 import { type ApiError, api, session, whenUnauthorized } from "./api.js";
+import { competitorPage } from "./competitors/page.js";
 import { competitorsScreen } from "./competitors/screen.js";
 import { field, fill, h } from "./dom.js";
 import { busy, Feedback } from "./feedback.js";
+import { homeScreen } from "./home/screen.js";
 import { intelScreen } from "./intel/screen.js";
 import { knowledgeScreen } from "./knowledge/screen.js";
 import type { Screen, ScreenFactory } from "./screen.js";
@@ -9,14 +11,17 @@ import { searchScreen } from "./search/screen.js";
 import { settingsScreen } from "./settings/screen.js";
 import { Spec } from "./spec.js";
 
-/** The console: sign in with an API key, then five screens over the public API. */
+/** The console: sign in with an API key, then six screens over the public API and a page per competitor. */
 
-const SCREENS: Array<{ route: string; label: string; make: ScreenFactory }> = [
+const SCREENS: Array<{ route: string; label: string; make: ScreenFactory; hidden?: true }> = [
+  { route: "home", label: "Home", make: homeScreen },
   { route: "knowledge", label: "Knowledge", make: knowledgeScreen },
   { route: "search", label: "Search and chat", make: searchScreen },
   { route: "intel", label: "Intel", make: intelScreen },
   { route: "competitors", label: "Competitors", make: competitorsScreen },
   { route: "settings", label: "Settings", make: settingsScreen },
+  // Reached from a competitor's name, not the menu.
+  { route: "competitor", label: "Competitor", make: competitorPage, hidden: true },
 ];
 
 const root = document.getElementById("app") as HTMLElement;
@@ -40,7 +45,11 @@ function signIn(reason?: ApiError): Promise<void> {
     "form",
     { class: "panel sign-in", "aria-labelledby": "sign-in-title" },
     h("h1", { id: "sign-in-title" }, "Knowledge Base and Marketing Intel"),
-    field("API key", key, "Kept in this tab only, until you sign out or close it."),
+    field(
+      "API key",
+      key,
+      "Kept in this tab only, until you sign out or close it. Your administrator gives you one: running the service yourself, “npm start” prints one when it starts and “npm run keys” makes more; on AWS, the operator creates keys with the command in the operations guide.",
+    ),
     h("div", { class: "actions" }, submit),
     feedback.el,
   );
@@ -80,7 +89,7 @@ async function start() {
     h(
       "ul",
       null,
-      SCREENS.map(({ route, label }) => {
+      SCREENS.filter((s) => !s.hidden).map(({ route, label }) => {
         const a = h("a", { href: `#/${route}` }, label);
         links.set(route, a);
         return h("li", null, a);
@@ -118,8 +127,10 @@ async function start() {
       main.append(screen.el);
     }
     for (const [key, other] of screens) other.el.hidden = key !== entry.route;
+    // A competitor's page belongs to the Competitors entry of the menu.
+    const current = entry.route === "competitor" ? "competitors" : entry.route;
     for (const [key, a] of links) {
-      if (key === entry.route) a.setAttribute("aria-current", "page");
+      if (key === current) a.setAttribute("aria-current", "page");
       else a.removeAttribute("aria-current");
     }
     document.title = `${entry.label} · KB & Intel`;

@@ -1,5 +1,6 @@
 import { field, h, humanize, select, uid } from "./dom.js";
 import type { Schema, Spec } from "./spec.js";
+import { plain } from "./words.js";
 
 /**
  * A form generated from a JSON schema of /openapi.json: a text box per string (a text area when
@@ -68,7 +69,7 @@ function entryFor(spec: Spec, schema: Schema, name: string): Entry {
   if (options && options.length > 0) {
     const control = select([
       ["", "—"],
-      ...options.map((o): [string, string] => [String(o), String(o)]),
+      ...options.map((o): [string, string] => [String(o), humanize(String(o))]),
     ]);
     return {
       control,
@@ -165,6 +166,8 @@ function entryFor(spec: Spec, schema: Schema, name: string): Entry {
 export interface FormOptions {
   /** Optional fields go under a "More options" disclosure, so the form starts short. */
   collapseOptional?: boolean;
+  /** Hints in the reader's words for fields whose API description speaks to developers. */
+  hints?: Record<string, string>;
 }
 
 export function schemaForm(spec: Spec, schema: Schema, options: FormOptions = {}): SchemaForm {
@@ -179,7 +182,8 @@ export function schemaForm(spec: Spec, schema: Schema, options: FormOptions = {}
   for (const [name, raw] of Object.entries(resolved.properties ?? {})) {
     const property = spec.resolve(raw);
     const label = `${humanize(name)}${required.has(name) ? " (required)" : ""}`;
-    const group = checkboxes(spec, property, label, property.description);
+    const description = options.hints?.[name] ?? plain(property.description);
+    const group = checkboxes(spec, property, label, description);
     if (group) {
       home(name).append(group.el);
       entries.set(name, group);
@@ -192,7 +196,7 @@ export function schemaForm(spec: Spec, schema: Schema, options: FormOptions = {}
       entry.control.setAttribute("aria-required", "true");
     }
     const isList = typeOf(property) === "array";
-    const hint = [property.description, isList ? "One per line." : ""].filter(Boolean).join(" ");
+    const hint = [description, isList ? "One per line." : ""].filter(Boolean).join(" ");
     home(name).append(field(label, entry.control, hint));
     if (entry.extra) home(name).append(entry.extra);
     entries.set(name, entry);

@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { ExportQuery, exportAnswer } from "../../files/export-file.js";
 import {
   capErrors,
   commonErrors,
@@ -178,10 +179,23 @@ export const deleteArtifact = createRoute({
   responses: { 204: { description: "Deleted" }, ...commonErrors },
 });
 
+export const exportArtifact = createRoute({
+  operationId: "exportArtifact",
+  method: "get",
+  path: "/api/artifacts/{id}/export",
+  tags,
+  summary: "Download a saved artifact as Markdown or DOCX",
+  description:
+    "The artifact's title and output as a document: keys become headings, lists bullets. The file is named after the title.",
+  request: { params: IdParams, query: ExportQuery },
+  responses: { 200: exportAnswer, ...commonErrors },
+});
+
 export const artifactsContract = [
   createArtifact,
   listArtifacts,
   getArtifact,
   patchArtifact,
   deleteArtifact,
+  exportArtifact,
 ];

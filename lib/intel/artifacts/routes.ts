@@ -1,12 +1,15 @@
+import { exportFile } from "../../files/export-file.js";
 import { createModule } from "../../http/app.js";
 import type { Artifacts } from "./artifacts.js";
 import {
   createArtifact,
   deleteArtifact,
+  exportArtifact,
   getArtifact,
   listArtifacts,
   patchArtifact,
 } from "./contract.js";
+import { artifactMarkdown } from "./markdown.js";
 
 /** Saved intel artifacts: /api/artifacts, /api/artifacts/{id}. */
 export function artifactsRoutes({ artifacts }: { artifacts: Artifacts }) {
@@ -34,6 +37,17 @@ export function artifactsRoutes({ artifacts }: { artifacts: Artifacts }) {
   app.openapi(deleteArtifact, async (c) => {
     await artifacts.delete(c.get("workspaceId"), c.req.valid("param").id);
     return c.body(null, 204);
+  });
+
+  app.openapi(exportArtifact, async (c) => {
+    // The key names the caller's workspace: another workspace's artifact is not found.
+    const artifact = await artifacts.get(c.get("workspaceId"), c.req.valid("param").id);
+    const { body, headers } = await exportFile(
+      artifact.title,
+      artifactMarkdown(artifact),
+      c.req.valid("query").format,
+    );
+    return c.body(body, 200, headers);
   });
 
   return app;

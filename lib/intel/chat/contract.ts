@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { commonErrors, jsonBody, NoQuery, oneOrSeveral } from "../../http/schemas.js";
+import { FilterSchema } from "../../knowledge/retrieval/filter-expression.js";
 import { CitationSchema, modelErrors } from "../schemas.js";
 import type { ChatRequest, ChatTurn } from "./grounded-chat.js";
 
@@ -33,6 +34,7 @@ export const ChatBody = z
       "Ground the answer in these sources only",
       100,
     ).optional(),
+    filters: FilterSchema.optional(),
     stream: z.boolean().optional().openapi({
       description: "Answer as server-sent events (as does `Accept: text/event-stream`)",
     }),
@@ -70,6 +72,7 @@ export function conversationOf(body: z.output<typeof ChatBody>): ChatRequest {
     message,
     history,
     sourceIds: body.source_ids,
+    filters: body.filters,
   });
   if (body.message !== undefined) return ask(body.message, earlier);
   return ask(earlier.at(-1)?.content.trim() ?? "", earlier.slice(0, -1));
@@ -95,7 +98,7 @@ export const chat = createRoute({
   tags: ["Chat"],
   summary: "Ask a question grounded in the brand profile and enabled sources",
   description:
-    "Retrieves the most relevant chunks of enabled, indexed sources (of `source_ids` only, when given) and answers from them and the brand profile only, citing the chunks it used. A conversation continues with `messages` (or `message` and `history`): a follow-up is searched together with the question before it. When no passage supports an answer (an empty knowledge base, only disabled sources, nothing matching), it says so without calling the model.",
+    "Retrieves the most relevant chunks of enabled, indexed sources (of `source_ids` only, and matching `filters`, when given) and answers from them and the brand profile only, citing the chunks it used. A conversation continues with `messages` (or `message` and `history`): a follow-up is searched together with the question before it. When no passage supports an answer (an empty knowledge base, only disabled sources, nothing matching), it says so without calling the model.",
   request: { query: NoQuery, body: jsonBody(ChatBody) },
   responses: {
     200: {

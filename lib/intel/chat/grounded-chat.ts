@@ -1,3 +1,4 @@
+import type { FilterExpression } from "../../knowledge/retrieval/filter-expression.js";
 import type { Retriever, SearchResult } from "../../knowledge/retrieval/retrieval.js";
 import type { Quotas } from "../../limits/quotas.js";
 import type { ChatMessage, LlmClient } from "../../llm/client.js";
@@ -22,6 +23,8 @@ export interface ChatRequest {
   history?: ChatTurn[] | undefined;
   /** Grounds the answer in these sources only. */
   sourceIds?: string[] | undefined;
+  /** Grounds the answer in the sources matching this only. */
+  filters?: FilterExpression | undefined;
 }
 
 export interface ChatAnswer {
@@ -147,7 +150,7 @@ export class GroundedChat {
     // words first, since a query keeps only its first words (see lib/search/terms.ts).
     const previous = history.findLast((turn) => turn.role === "user")?.content;
     const query = previous ? `${request.message}\n${previous}` : request.message;
-    const scope = request.sourceIds ? { source_ids: request.sourceIds } : {};
+    const scope = { source_ids: request.sourceIds, filters: request.filters };
     const [brand, results] = await Promise.all([
       this.deps.brands.get(workspaceId),
       this.deps.retriever.search(workspaceId, query, this.context.passages, scope),

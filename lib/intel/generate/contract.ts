@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { commonErrors, ErrorSchema, jsonBody, jsonResponse, NoQuery } from "../../http/schemas.js";
+import { FilterSchema } from "../../knowledge/retrieval/filter-expression.js";
 import { draftOf } from "../artifacts/contract.js";
 import { ALL_MODULES, MODULE_NAMES } from "../modules/index.js";
 import { componentName, type IntelModule } from "../modules/module.js";
@@ -36,12 +37,12 @@ const save = z.boolean().optional().openapi({
     "Store the answer's artifact as `POST /api/artifacts` would, and answer its id as `artifactId`",
 });
 
-/** A module's request body: its inputs, and `save`. */
+/** A module's request body: its inputs, `save`, and `filters` over the sources it grounds in. */
 export const requestOf = <N extends string, I extends z.ZodType, O extends z.ZodType>(
   module: IntelModule<N, I, O>,
 ) =>
   (module.input as unknown as z.ZodObject)
-    .safeExtend({ save })
+    .safeExtend({ save, filters: FilterSchema.optional() })
     .openapi(componentName(module.name, "Request"));
 
 /**
@@ -67,7 +68,7 @@ export const generateIntel = createRoute({
   description: [
     "The body is the module's inputs (`PersonaInput`, `CompetitorInput`, ...); the answer's `output` follows the module's output schema.",
     "Generation is grounded in the brand profile and in the passages of enabled sources that best match the inputs, which the output cites as `[n]` (the n-th of `citations`); for `competitor`, a tracked competitor (by `competitorId`, or tracked under `domain`) adds its record and its recent change events.",
-    "Every module accepts `segment`, `domain`, `company`, `stage` and `notes` beside its own inputs; what a module needs and the request leaves out is taken from the brand profile (product, audience) or inferred from it and the knowledge base, and only an input that cannot be derived is a 400 naming it.",
+    "Every module accepts `segment`, `domain`, `company`, `stage` and `notes` beside its own inputs; what a module needs and the request leaves out is taken from the brand profile (product, audience) or inferred from it and the knowledge base, and only an input that cannot be derived is a 400 naming it. `filters` (as on `POST /api/knowledge/search`) grounds the answer in the matching sources only.",
     "`artifact` can be saved unchanged with `POST /api/artifacts`, or in the same request with `save: true` (the answer then has `artifactId`).",
     "Size limits of an output are soft: an answer of the right shape is kept, cut where it is too long, and `warnings` lists what fell short.",
     "Without a brand profile the answer is a 409 `brand_profile_missing`, never a generic result. Generation ends within the time budget or answers 504.",

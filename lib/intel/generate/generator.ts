@@ -1,6 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import { toDisplayText } from "../../display-text.js";
 import { DomainError, invalid } from "../../errors.js";
+import type { FilterExpression } from "../../knowledge/retrieval/filter-expression.js";
 import type { Retriever, SearchResult } from "../../knowledge/retrieval/retrieval.js";
 import type { Quotas } from "../../limits/quotas.js";
 import type { LlmClient } from "../../llm/client.js";
@@ -165,7 +166,7 @@ export class IntelGenerator {
     workspaceId: string,
     module: IntelModule<N, I, O>,
     input: z.output<I>,
-    options: { save?: boolean | undefined } = {},
+    options: { save?: boolean | undefined; filters?: FilterExpression | undefined } = {},
   ): Promise<IntelAnswer<N, z.output<I>, z.output<O>>> {
     const { llm, brands, competitors, retriever, quotas } = this.deps;
     if (!llm.available) throw llmUnavailable();
@@ -183,7 +184,9 @@ export class IntelGenerator {
     const complete = filled.input as z.output<I>;
     const query = module.query(complete, tracked?.competitor);
     const passages = fitPassages(
-      await retriever.search(workspaceId, query, this.context.passages),
+      await retriever.search(workspaceId, query, this.context.passages, {
+        filters: options.filters,
+      }),
       this.context,
     );
     refuseUnderivable(needs, filled, passages.length);

@@ -1,5 +1,6 @@
 import { DomainError } from "../../errors.js";
 import { createModule } from "../../http/app.js";
+import type { FilterExpression } from "../../knowledge/retrieval/filter-expression.js";
 import { ALL_MODULES, MODULE_NAMES } from "../modules/index.js";
 import { moduleRoute } from "./contract.js";
 import type { IntelGenerator } from "./generator.js";
@@ -13,8 +14,12 @@ export function generateRoutes({ generator }: { generator: IntelGenerator }) {
   const app = createModule();
   for (const module of ALL_MODULES) {
     app.openapi(moduleRoute(module), async (c) => {
-      const { save, ...input } = c.req.valid("json") as { save?: boolean };
-      return c.json(await generator.generate(c.get("workspaceId"), module, input, { save }), 200);
+      const { save, filters, ...input } = c.req.valid("json") as {
+        save?: boolean;
+        filters?: FilterExpression;
+      };
+      const options = { save, filters };
+      return c.json(await generator.generate(c.get("workspaceId"), module, input, options), 200);
     });
   }
   app.post("/api/intel/:module", (c) => {

@@ -1,8 +1,9 @@
 import { api } from "../api.js";
 import type { IntelEvent } from "../api-types.js";
-import { renderValue } from "../document.js";
 import { field, h, link, when } from "../dom.js";
 import type { Feedback } from "../feedback.js";
+import { kindWord, sectionWord, severityWord } from "../words.js";
+import { beforeAfter, changeInNumbers } from "./change.js";
 
 /** One change event: its severity, the brief, before and after, and its read/actioned marks. */
 export function eventCard(e: IntelEvent, feedback: Feedback): HTMLElement {
@@ -14,23 +15,20 @@ export function eventCard(e: IntelEvent, feedback: Feedback): HTMLElement {
     h(
       "div",
       { class: "card-head" },
-      h("span", { class: `badge sev-${e.severity}` }, e.severity),
+      h("span", { class: `badge sev-${e.severity}` }, severityWord(e.severity)),
       h("strong", null, e.title),
     ),
     h(
       "p",
       { class: "muted" },
-      `${e.competitorDomain ?? e.competitorId} · ${e.type} · ${when(e.detectedAt)}`,
-      e.details.url ? [" · ", link(e.details.url, "page")] : null,
+      h("a", { href: `#/competitor?id=${encodeURIComponent(e.competitorId)}` }, e.competitorDomain),
+      ` · ${sectionWord(e.type)}: ${kindWord(e.change.kind)} · ${when(e.detectedAt)}`,
+      e.change.url ? [" · ", link(e.change.url, "Open the page")] : null,
     ),
+    h("p", { class: "numbers" }, changeInNumbers(e.change)),
     h("p", null, e.aiBrief),
-    e.details.before !== undefined || e.details.after !== undefined
-      ? h(
-          "details",
-          null,
-          h("summary", null, "Before and after"),
-          renderValue({ before: e.details.before, after: e.details.after }),
-        )
+    e.change.before || e.change.after
+      ? h("details", null, h("summary", null, "Before and after"), beforeAfter(e.change))
       : null,
     h("div", { class: "actions" }, field("Read", read), field("Actioned", actioned)),
   );

@@ -46,7 +46,11 @@ function competitorCard(c: Competitor, deps: CardDeps): HTMLElement {
     h(
       "div",
       { class: "card-head" },
-      h("strong", null, c.domain),
+      h(
+        "a",
+        { href: `#/competitor?id=${encodeURIComponent(c.id)}` },
+        h("strong", null, c.companyName ?? c.domain),
+      ),
       h("span", { class: "muted" }, `last checked ${when(c.lastAnalyzedAt)}`),
     ),
     h(

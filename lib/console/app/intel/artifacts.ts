@@ -1,6 +1,7 @@
 import { api } from "../api.js";
 import type { Artifact, ArtifactPage, ArtifactSummary } from "../api-types.js";
-import { field, fill, h, select, when } from "../dom.js";
+import { field, fill, h, humanize, select, when } from "../dom.js";
+import { downloadExport } from "../exports.js";
 import type { Feedback } from "../feedback.js";
 import type { OutputPanel } from "./output.js";
 
@@ -10,7 +11,7 @@ export interface ArtifactsPanel {
   load(append?: boolean): Promise<void>;
 }
 
-/** One saved artifact: open it as a document, or delete it. */
+/** One saved artifact: open it as a document, download it as Markdown or DOCX, or delete it. */
 function artifactCard(
   a: ArtifactSummary,
   feedback: Feedback,
@@ -21,6 +22,8 @@ function artifactCard(
     const full = await feedback.run(() => api<Artifact>("GET", `api/artifacts/${a.id}`));
     if (full) output.open(full);
   };
+  const save = (format: "md" | "docx") =>
+    feedback.run(() => downloadExport(`api/artifacts/${a.id}/export`, a.title, format));
   const remove = async () => {
     if (!confirm(`Delete ${a.title}?`)) return;
     await feedback.run(() => api("DELETE", `api/artifacts/${a.id}`), "Deleted");
@@ -33,13 +36,15 @@ function artifactCard(
       "div",
       { class: "card-head" },
       h("strong", null, a.title),
-      h("span", { class: "badge" }, a.module),
+      h("span", { class: "badge" }, humanize(a.module)),
       h("span", { class: "muted" }, when(a.createdAt)),
     ),
     h(
       "div",
       { class: "actions" },
       h("button", { type: "button", onclick: open }, "Open"),
+      h("button", { type: "button", onclick: () => save("md") }, "Download (Markdown)"),
+      h("button", { type: "button", onclick: () => save("docx") }, "Download (Word)"),
       h("button", { type: "button", class: "danger", onclick: remove }, "Delete"),
     ),
   );

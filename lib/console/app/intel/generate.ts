@@ -1,6 +1,6 @@
 import { api } from "../api.js";
 import type { Generated } from "../api-types.js";
-import { field, fill, h, select } from "../dom.js";
+import { field, fill, h, humanize, select } from "../dom.js";
 import { busy, type Feedback } from "../feedback.js";
 import { type SchemaForm, schemaForm } from "../schema-form.js";
 import type { Spec } from "../spec.js";
@@ -17,14 +17,18 @@ export function generateForm(
   output: OutputPanel,
   artifacts: ArtifactsPanel,
 ): HTMLFormElement {
-  const picker = select(modules.map((m) => [m, m]));
+  const picker = select(modules.map((m) => [m, humanize(m)]));
   const formSlot = h("div");
   const generate = h("button", { type: "submit" }, "Generate");
   let inputs: SchemaForm | undefined;
 
   const showInputs = () => {
     const schema = spec.bodyVariant("post", GENERATE, picker.value);
-    inputs = schema ? schemaForm(spec, schema) : undefined;
+    inputs = schema
+      ? schemaForm(spec, schema, {
+          hints: { save: "Also keep the result in your library of saved artifacts." },
+        })
+      : undefined;
     fill(formSlot, inputs?.el ?? h("p", { class: "muted" }, "This module takes no inputs."));
   };
   picker.addEventListener("change", showInputs);

@@ -35,11 +35,11 @@ export function outputPanel(feedback: Feedback): OutputPanel {
       const title = h("input", { type: "text", value: answer.artifact.title, maxlength: 200 });
       const save = h("button", { type: "button" }, "Save");
       const status = h("span", { role: "status", class: "muted" });
-      const markSaved = (id: string) => {
+      const markSaved = () => {
         save.disabled = true;
-        status.textContent = `Saved as ${id}`;
+        status.textContent = "Saved to your library";
       };
-      if (answer.artifactId) markSaved(answer.artifactId);
+      if (answer.artifactId) markSaved();
       save.addEventListener("click", async () => {
         const stored = await busy(save, () =>
           feedback.run(() =>
@@ -49,7 +49,7 @@ export function outputPanel(feedback: Feedback): OutputPanel {
           ),
         );
         if (stored) {
-          markSaved(stored.id);
+          markSaved();
           await saved();
         }
       });

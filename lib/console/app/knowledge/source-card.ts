@@ -2,6 +2,7 @@ import { api } from "../api.js";
 import type { Source } from "../api-types.js";
 import { field, h, humanize, link, select, when } from "../dom.js";
 import type { Spec } from "../spec.js";
+import { count, sourceState } from "../words.js";
 
 /** Fields the card shows itself; any other field the API adds is listed in the card's details. */
 const SHOWN = new Set([
@@ -92,7 +93,9 @@ function settingFields(source: Source, settings: SourceSettings, act: Act): HTML
 /** The fields the card does not show itself, under "Details". */
 function details(source: Source): HTMLElement | null {
   const extra = Object.entries(source).filter(
-    ([k, v]) => !SHOWN.has(k) && v !== null && v !== undefined && v !== "",
+    // Internal ids mean nothing to a reader; they stay in the API.
+    ([k, v]) =>
+      !SHOWN.has(k) && !/(^id|_id|Id)$/.test(k) && v !== null && v !== undefined && v !== "",
   );
   if (extra.length === 0) return null;
   return h(
@@ -104,7 +107,17 @@ function details(source: Source): HTMLElement | null {
       null,
       extra.map(([k, v]) => [
         h("dt", null, humanize(k)),
-        h("dd", null, /_at$|At$/.test(k) ? when(String(v)) : String(v)),
+        h(
+          "dd",
+          null,
+          /_at$|At$/.test(k)
+            ? when(String(v))
+            : typeof v === "boolean"
+              ? v
+                ? "Yes"
+                : "No"
+              : String(v),
+        ),
       ]),
     ),
   );
@@ -137,16 +150,19 @@ export function sourceCard(
       "div",
       { class: "card-head" },
       title,
-      h("span", { class: `badge ${source.status}` }, source.status.replace("_", " ")),
-      h("span", { class: "muted" }, `${source.type} · ${source.chunk_count} chunks`),
+      h("span", { class: `badge ${source.status}` }, sourceState(source.status)),
+      h(
+        "span",
+        { class: "muted" },
+        `${humanize(source.type)} · ${count(source.chunk_count, "passage")}`,
+      ),
     ),
     place ? h("p", { class: "place" }, /^https?:/i.test(place) ? link(place, place) : place) : null,
     source.status === "failed"
       ? h(
           "p",
           { class: "error-text" },
-          h("strong", null, source.error_code ?? "failed"),
-          `: ${source.last_error ?? "indexing failed"}`,
+          `Could not be read: ${source.last_error ?? "the reason was not recorded"}. Check the address or file, then press Reindex.`,
         )
       : null,
     h(
@@ -169,7 +185,7 @@ export function sourceCard(
           type: "button",
           class: "danger",
           onclick: () => {
-            if (confirm(`Delete ${source.name} with its chunks?`)) {
+            if (confirm(`Delete ${source.name} and everything read from it?`)) {
               void act(() => api("DELETE", `api/knowledge/${source.id}`), "Deleted");
             }
           },

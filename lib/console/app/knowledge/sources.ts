@@ -25,6 +25,8 @@ export interface SourcesPanel extends Polled {
   show(id: string | null): Promise<void>;
   /** Lists the pages of one crawl (when the API can filter by crawl). */
   showCrawl(crawlId: string): void;
+  /** Calls `seen` with every listing, so an upload's line follows its source to "Ready". */
+  onListed(seen: (sources: Source[]) => void): void;
 }
 
 /** The sources: the API's filters, a card per source, and the next page on demand. */
@@ -36,6 +38,7 @@ export function sourcesPanel(spec: Spec, feedback: Feedback, live: Poller): Sour
   let sources: Source[] = [];
   let cursor: string | null = null;
   let highlight: string | null = null;
+  const listeners: Array<(sources: Source[]) => void> = [];
 
   const panel: SourcesPanel = {
     els: [filters.el, list, more],
@@ -53,6 +56,7 @@ export function sourcesPanel(spec: Spec, feedback: Feedback, live: Poller): Sour
         sources.length === 0 ? h("li", { class: "muted" }, "No sources yet.") : null,
         sources.map((source) => sourceCard(source, source.id === highlight, settings, panel.act)),
       );
+      for (const seen of listeners) seen(sources);
       live.start();
     },
     async refresh(append = false) {
@@ -74,6 +78,7 @@ export function sourcesPanel(spec: Spec, feedback: Feedback, live: Poller): Sour
       filters.set("crawl_id", crawlId);
       void panel.refresh();
     },
+    onListed: (seen) => listeners.push(seen),
     tick: () => panel.load(),
     pending: () => sources.some((s) => BUSY.has(s.status)),
   };

@@ -1,6 +1,7 @@
 import { uploadFile } from "../api.js";
 import { field, h } from "../dom.js";
 import type { Feedback } from "../feedback.js";
+import { sourceState } from "../words.js";
 import type { SourcesPanel } from "./sources.js";
 
 /**
@@ -8,6 +9,16 @@ import type { SourcesPanel } from "./sources.js";
  * with its (keyboard-reachable) file input.
  */
 export function uploadPanel(feedback: Feedback, sources: SourcesPanel): HTMLElement {
+  // Each uploaded file's line, by its source, until the source is ready or failed.
+  const waiting = new Map<string, HTMLElement>();
+  sources.onListed((listed) => {
+    for (const source of listed) {
+      const state = waiting.get(source.id);
+      if (!state) continue;
+      state.textContent = sourceState(source.status);
+      if (source.status === "indexed" || source.status === "failed") waiting.delete(source.id);
+    }
+  });
   const files = h("input", { type: "file", multiple: true, class: "file-input" });
   const uploads = h("ul", { class: "uploads", "aria-label": "Uploads" });
   const drop = h(
@@ -19,7 +30,7 @@ export function uploadPanel(feedback: Feedback, sources: SourcesPanel): HTMLElem
   async function send(picked: File[]) {
     for (const file of picked) {
       const bar = h("progress", { max: 100, value: 0, "aria-label": `Upload of ${file.name}` });
-      const state = h("span", { class: "muted" }, "starting");
+      const state = h("span", { class: "muted state" }, "Starting");
       uploads.prepend(h("li", null, h("span", null, file.name), bar, state));
       const done = await feedback.run(() =>
         uploadFile(file, (sent, total) => {
@@ -27,7 +38,8 @@ export function uploadPanel(feedback: Feedback, sources: SourcesPanel): HTMLElem
           state.textContent = `${bar.value}%`;
         }),
       );
-      state.textContent = done ? "uploaded; indexing" : "failed";
+      state.textContent = done ? "Uploaded, being read" : "Failed";
+      if (done) waiting.set(done.id, state);
       await sources.refresh();
     }
   }

@@ -72,9 +72,7 @@ export function usagePanel(feedback: Feedback): UsagePanel {
         resets,
         `Day ${usage.day} (UTC)`,
         first ? `, resets ${when(first.resetsAt)}` : "",
-        ". Work past a limit is refused with ",
-        h("code", null, "quota_exceeded"),
-        ".",
+        ". Past a limit, that kind of work waits until the reset.",
       );
       fill(
         rows,
