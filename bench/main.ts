@@ -6,6 +6,8 @@
  */
 process.env.POWERTOOLS_LOG_LEVEL ??= "WARN";
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
+// EMF metric lines are for CloudWatch; figure 26 runs workers in this process by the thousand.
+process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
 // An empty value means "not configured" (lib/llm/settings.ts).
 process.env.OPENAI_API_KEY = "";
 process.env.EMBEDDING_MODEL = "";

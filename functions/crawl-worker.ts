@@ -1,13 +1,23 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSHandler } from "aws-lambda";
 import { crawlWorkerServices } from "../lib/compose/crawl-worker.js";
+import { workerFairShare } from "../lib/compose/fair-share.js";
 import { loadConfig } from "../lib/config.js";
 import { invocation } from "../lib/invocation.js";
+import { inFairShare } from "../lib/limits/fair-share.js";
+import { createStores } from "../lib/store/clients.js";
 import { CrawlMessage, recordHandler } from "../lib/store/queue.js";
 
-const crawler = crawlWorkerServices(loadConfig());
+const config = loadConfig();
+const crawler = crawlWorkerServices(config);
+const { table, crawlQueue } = createStores(config);
+// A workspace's share of the worker: its pages over it wait in the queue; a crawl's watch,
+// cheap and bounded, takes no slot (docs/operations.md#capacity).
+const { share, leaseMs } = workerFairShare(config, table, crawlQueue, "crawl");
 const crawlRecord = recordHandler(CrawlMessage, (message, delivery) =>
-  crawler.handle(message, delivery),
+  message.kind === "crawl-watch"
+    ? crawler.handle(message, delivery)
+    : inFairShare(share, message, leaseMs, () => crawler.handle(message, delivery)),
 );
 
 /** SQS-triggered: crawls one page per message, and watches running crawls; failures fail alone. */

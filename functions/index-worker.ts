@@ -1,13 +1,20 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { SQSHandler } from "aws-lambda";
+import { workerFairShare } from "../lib/compose/fair-share.js";
 import { indexWorkerServices } from "../lib/compose/index-worker.js";
 import { loadConfig } from "../lib/config.js";
 import { invocation } from "../lib/invocation.js";
+import { inFairShare } from "../lib/limits/fair-share.js";
+import { createStores } from "../lib/store/clients.js";
 import { IndexMessage, recordHandler } from "../lib/store/queue.js";
 
-const indexer = indexWorkerServices(loadConfig());
+const config = loadConfig();
+const indexer = indexWorkerServices(config);
+const { table, indexQueue } = createStores(config);
+// A workspace's share of the worker: its sources over it wait in the queue (docs/operations.md#capacity).
+const { share, leaseMs } = workerFairShare(config, table, indexQueue, "index");
 const indexRecord = recordHandler(IndexMessage, (message, delivery) =>
-  indexer.handle(message, delivery),
+  inFairShare(share, message, leaseMs, () => indexer.handle(message, delivery)),
 );
 
 /** SQS-triggered: indexes knowledge sources; a failing record fails alone (partial batch response). */

@@ -14,6 +14,8 @@ import { crawlContract } from "../lib/knowledge/crawl/contract.js";
 import { sourcesContract } from "../lib/knowledge/sources/contract.js";
 import { uploadsContract } from "../lib/knowledge/uploads/contract.js";
 import { usageContract } from "../lib/limits/contract.js";
+import { WORKER_SHARES } from "../lib/limits/worker-shares.js";
+import { WEBHOOK_CAPACITY } from "../lib/webhooks/capacity.js";
 import { webhooksContract } from "../lib/webhooks/contract.js";
 import { exportContract } from "../lib/workspaces/export/contract.js";
 import { EXPORT_WORKER_TIMEOUT_SECONDS } from "../lib/workspaces/export/exports.js";
@@ -40,8 +42,11 @@ export const queueUrlVariable = (queue: QueueName) => `${queue.toUpperCase()}_QU
  * bundles (`exports/ws/{ws}/`).
  */
 export type BucketArea = "sources" | "uploads" | "competitors" | "search" | "exports";
-/** What code does to objects: read them (`readVersions`: a version by id), write, delete them. */
-export type ObjectAction = "read" | "readVersions" | "write" | "delete";
+/**
+ * What code does to objects: read them (`readVersions`: a version by id), write, delete them;
+ * `tag`: write them with S3 tags, which lifecycle rules expire them by (competitors' screenshots).
+ */
+export type ObjectAction = "read" | "readVersions" | "write" | "tag" | "delete";
 
 /**
  * What a function's code does, and nothing more: the stack turns it into its IAM policy, action
@@ -58,6 +63,8 @@ export interface Access {
    * secret) or opens them (`decrypt`: kms:Decrypt); lib/store/keys.ts.
    */
   keys?: "encrypt" | "decrypt";
+  /** Sends email through Amazon SES (ses:SendEmail), as the sender MAIL_FROM only. */
+  mail?: boolean;
 }
 
 export interface ApiFunction {
@@ -101,6 +108,11 @@ export interface QueueWorker {
   batchSize: number;
   /** Concurrent executions the event source may drive (bounds load on sites and stores). */
   maxConcurrency: number;
+  /**
+   * Messages of one workspace the worker runs at once by default (its fair share, kept by slot
+   * items; docs/operations.md#capacity); absent, the worker keeps no share.
+   */
+  workspaceSlots?: number;
   timeoutSeconds: number;
   memoryMb: number;
   access: Access;
@@ -115,6 +127,13 @@ export interface QueueWorker {
  * each function: docs/decisions/0001-search-engine.md (a stack test keeps all under 250 MB).
  */
 const SEARCH_ENGINE = ["@lancedb/lancedb", "apache-arrow"];
+
+/**
+ * Lambda's SDK client, with which the functions that read pages invoke the render function
+ * (`invokedFunctions`): installed beside their bundles and imported at the first page that needs
+ * a browser (lib/web/render/remote.ts), so their bundles and cold starts do not carry it.
+ */
+const RENDER_CLIENT = ["@aws-sdk/client-lambda"];
 
 export const apiFunctions: ApiFunction[] = [
   {
@@ -148,7 +167,10 @@ export const apiFunctions: ApiFunction[] = [
       model: true,
     },
     memoryMb: 1024,
-    nodeModules: SEARCH_ENGINE,
+    // `docx` writes an artifact's DOCX export: bundled, it would add 296 KiB (1,527 KiB, over the
+    // budget) parsed at every cold start for a rare request, so it is installed beside the bundle
+    // and imported when a DOCX is asked for.
+    nodeModules: [...SEARCH_ENGINE, "docx"],
     load: () => import("./intel-api.js"),
   },
   {
@@ -157,10 +179,12 @@ export const apiFunctions: ApiFunction[] = [
     routes: competitorsContract,
     access: {
       table: "readWrite",
-      bucket: { competitors: ["read", "write", "delete"] },
+      bucket: { competitors: ["read", "write", "tag", "delete"] },
       sends: ["checks", "webhooks"],
       model: true,
     },
+    // `docx` writes a battlecard's DOCX, installed beside the bundle as for intel-api.
+    nodeModules: [...RENDER_CLIENT, "docx"],
     load: () => import("./competitors-api.js"),
   },
   {
@@ -205,9 +229,11 @@ export const queueWorkers: QueueWorker[] = [
     name: "index-worker",
     entry: "functions/index-worker.ts",
     queue: "index",
-    batchSize: 5,
-    maxConcurrency: 10,
-    timeoutSeconds: 120,
+    // From lib/limits/worker-shares.ts, as each workspace's share of it.
+    batchSize: WORKER_SHARES.index.batchSize,
+    maxConcurrency: WORKER_SHARES.index.maxConcurrency,
+    workspaceSlots: WORKER_SHARES.index.perWorkspace,
+    timeoutSeconds: WORKER_SHARES.index.timeoutSeconds,
     memoryMb: 1024,
     access: {
       table: "readWrite",
@@ -215,19 +241,31 @@ export const queueWorkers: QueueWorker[] = [
         sources: ["read", "readVersions", "write", "delete"],
         search: ["read", "write", "delete"],
       },
-      sends: ["webhooks"],
+      sends: ["index", "webhooks"],
       model: true,
     },
-    nodeModules: ["jsdom", ...SEARCH_ENGINE],
+    recursion: {
+      allow: true,
+      why:
+        "A source whose workspace already indexes as many sources as its share allows is sent " +
+        "back to the index queue with a growing delay instead of indexed, so one workspace's " +
+        "bulk import cannot hold the worker.",
+      bound:
+        "The workspace's own earlier sources: a message is put back only while they hold its " +
+        "slots, each ends within the worker's timeout (a crashed one's lease too), and the " +
+        "watchdog fails a source still queued after QUEUE_RETENTION_DAYS.",
+    },
+    nodeModules: ["jsdom", ...SEARCH_ENGINE, ...RENDER_CLIENT],
     load: () => import("./index-worker.js"),
   },
   {
     name: "crawl-worker",
     entry: "functions/crawl-worker.ts",
     queue: "crawl",
-    batchSize: 5,
-    maxConcurrency: 5,
-    timeoutSeconds: 60,
+    batchSize: WORKER_SHARES.crawl.batchSize,
+    maxConcurrency: WORKER_SHARES.crawl.maxConcurrency,
+    workspaceSlots: WORKER_SHARES.crawl.perWorkspace,
+    timeoutSeconds: WORKER_SHARES.crawl.timeoutSeconds,
     memoryMb: 1024,
     access: {
       table: "readWrite",
@@ -238,14 +276,16 @@ export const queueWorkers: QueueWorker[] = [
       allow: true,
       why:
         "A crawl is a chain of its own messages: each page queues the pages it links to, a page " +
-        "that must wait for its host's pace or retry a failure is sent back with a delay, and " +
+        "that must wait for its host's pace or retry a failure, or whose workspace holds all its " +
+        "crawl slots, is sent back with a delay, and " +
         "the crawl's watch message comes back every CRAWL_WATCH_SECONDS until the crawl ends.",
       bound:
         "The crawl's maxPages (and the workspace's QUOTA_CRAWL_PAGES_PER_DAY), 3 retries per " +
-        "page, pages recorded once per crawl; the watch stops when the crawl completes, is " +
-        "cancelled or is failed after CRAWL_STALL_SECONDS without progress.",
+        "page, pages recorded once per crawl, a page put back for its workspace's slots only " +
+        "while the workspace's earlier pages hold them; the watch stops when the crawl " +
+        "completes, is cancelled or is failed after CRAWL_STALL_SECONDS without progress.",
     },
-    nodeModules: ["jsdom"],
+    nodeModules: ["jsdom", ...RENDER_CLIENT],
     load: () => import("./crawl-worker.js"),
   },
   {
@@ -271,12 +311,13 @@ export const queueWorkers: QueueWorker[] = [
     // nightly sweep's checks within its window, no record of a batch waiting for another.
     batchSize: CHECK_CAPACITY.batchSize,
     maxConcurrency: CHECK_CAPACITY.maxConcurrency,
+    workspaceSlots: CHECK_CAPACITY.workspaceSlots,
     // Far above a check's bound (its budget, briefs and storage: about a minute).
     timeoutSeconds: 180,
     memoryMb: 512,
     access: {
       table: "readWrite",
-      bucket: { competitors: ["read", "write", "delete"] },
+      bucket: { competitors: ["read", "write", "tag", "delete"] },
       sends: ["checks", "webhooks"],
       model: true,
     },
@@ -284,33 +325,42 @@ export const queueWorkers: QueueWorker[] = [
       allow: true,
       why:
         "A check whose workspace already runs all its check slots is sent back to the checks " +
-        "queue with a growing delay instead of run, so one workspace cannot hold the worker.",
+        "queue with a growing delay instead of run, so one workspace cannot hold the worker; a " +
+        "sweep's check due later than SQS's 900 s delay goes round the queue until its time.",
       bound:
         "The capacity model's maxDeferrals per message (waits long enough for a workspace's " +
         "longest list to pass its slots), after which the check is given up until the next " +
-        "sweep; a check never queues another.",
+        "sweep; a check due later goes round at most spreadSeconds / 900 times; a check never " +
+        "queues another.",
     },
+    nodeModules: RENDER_CLIENT,
     load: () => import("./competitor-check-worker.js"),
   },
   {
     name: "webhooks-worker",
     entry: "functions/webhooks-worker.ts",
     queue: "webhooks",
-    batchSize: 10,
-    // Each delivery waits at most 10 s on its endpoint; ten at a time fit the timeout.
-    maxConcurrency: 5,
+    // From the capacity model (lib/webhooks/capacity.ts, docs/webhooks.md#fairness): a batch's
+    // records run at once, each waiting on its own endpoint; a workspace holds its share of the
+    // invocations, an endpoint one attempt.
+    batchSize: WEBHOOK_CAPACITY.batchSize,
+    maxConcurrency: WEBHOOK_CAPACITY.maxConcurrency,
+    // Leaves a first attempt its whole lease (its timeout and margin, 20 s) with time to spare.
     timeoutSeconds: 30,
     memoryMb: 256,
-    // Opens an endpoint's signing secret to sign each delivery.
-    access: { table: "readWrite", sends: ["webhooks"], keys: "decrypt" },
+    // Opens an endpoint's signing secret to sign each delivery (and an email endpoint's
+    // recipients to send its digest through SES).
+    access: { table: "readWrite", sends: ["webhooks"], keys: "decrypt", mail: true },
     recursion: {
       allow: true,
       why:
         "A failed delivery queues its next attempt after its backoff; waits longer than SQS's " +
-        "15-minute delay go round the queue again every 15 minutes until their time comes.",
+        "15-minute delay go round the queue again every 15 minutes until their time comes. A " +
+        "delivery whose endpoint is busy or whose circuit is open is sent back, not attempted.",
       bound:
-        "The attempts of WEBHOOK_RETRY_SECONDS (by default 8 over about a day); the last " +
-        "failure throws, and the queue dead-letters the message after its receives.",
+        "The attempts of WEBHOOK_RETRY_SECONDS (by default 8 over about a day), each deferred " +
+        "at most the capacity model's maxDeferrals times; the last failure (or deferral past " +
+        "that) throws, and the queue dead-letters the message after its receives.",
     },
     load: () => import("./webhooks-worker.js"),
   },
@@ -343,6 +393,47 @@ export const queueWorkers: QueueWorker[] = [
   },
 ];
 
+/**
+ * A function the others invoke directly (Lambda Invoke, synchronously), not through a route, a
+ * queue or a schedule. Each function of `invokedBy` is told its name in `nameVariable` and is
+ * allowed lambda:InvokeFunction on it, and nothing else is.
+ */
+export interface InvokedFunction {
+  name: string;
+  entry: string;
+  /** The functions that call it, by name. */
+  invokedBy: string[];
+  nameVariable: string;
+  /** `x86_64` where a package it runs ships for that architecture only; arm64 otherwise. */
+  architecture?: "arm64" | "x86_64";
+  timeoutSeconds: number;
+  memoryMb: number;
+  access: Access;
+  nodeModules?: string[];
+}
+
+/**
+ * Rendering pages that need scripts (docs/decisions/0012-rendering-pages.md): the one function
+ * with a browser, so no other function's bundle or cold start carries one. @sparticuz/chromium
+ * ships its Chromium for x86_64 only in its npm package, so the function runs on x86_64; it
+ * reaches the web only through the safe fetcher and needs no table, bucket or queue.
+ */
+export const invokedFunctions: InvokedFunction[] = [
+  {
+    name: "render",
+    entry: "functions/render.ts",
+    invokedBy: ["competitors-api", "competitor-check-worker", "crawl-worker", "index-worker"],
+    nameVariable: "RENDER_FUNCTION_NAME",
+    architecture: "x86_64",
+    // A page's render is bounded at 20 s (DEFAULT_RENDER_LIMITS); a cold start unpacks Chromium.
+    timeoutSeconds: 40,
+    // Chromium's renderer and a page's script heap (256 MB) with room to spare.
+    memoryMb: 2048,
+    access: {},
+    nodeModules: ["@sparticuz/chromium", "playwright-core"],
+  },
+];
+
 export interface ScheduledFunction {
   name: string;
   entry: string;
@@ -372,12 +463,22 @@ export const scheduledFunctions: ScheduledFunction[] = [
   {
     name: "competitor-sweep",
     entry: "functions/competitor-sweep.ts",
-    // Nightly at 03:00 UTC.
-    cron: "0 3 * * *",
+    // Hourly: each competitor is due every hour, at its hour of the day or of the week (cadence).
+    cron: "0 * * * *",
     cronVariable: "SWEEP_CRON",
     timeoutSeconds: 300,
     access: { table: "read", sends: ["checks"] },
     load: () => import("./competitor-sweep.js"),
+  },
+  {
+    name: "competitor-digest",
+    entry: "functions/competitor-digest.ts",
+    // Hourly: each email endpoint is due at DIGEST_HOUR (UTC), daily or on Mondays (digest.ts).
+    cron: "30 * * * *",
+    cronVariable: "DIGEST_CRON",
+    timeoutSeconds: 120,
+    access: { table: "read", sends: ["webhooks"] },
+    load: () => import("./competitor-digest.js"),
   },
   {
     name: "refresh",

@@ -15,6 +15,7 @@ export const app = createServiceApp({
       endpoints: services.endpoints,
       queue: services.stores.webhooksQueue,
       allowPrivate: services.config.ALLOW_PRIVATE_URLS,
+      circuits: services.circuits,
     }),
   ],
 });

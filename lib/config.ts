@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { CHECK_CAPACITY } from "./competitors/capacity.js";
 import { type CapLimits, DEFAULT_CAPS } from "./limits/caps.js";
+import { WORKER_SHARES } from "./limits/worker-shares.js";
 import { llmEnv } from "./llm/settings.js";
+import { WEBHOOK_CAPACITY } from "./webhooks/capacity.js";
 
 /** Messages are retried this often before they land in the dead-letter queue (AWS and local alike). */
 export const MAX_RECEIVE_COUNT = 5;
@@ -55,6 +57,11 @@ const fields = z.object({
    * (lib/store/keys.ts). The stack sets its key's ARN; the local runtime its own key's.
    */
   DATA_KEY_ID: z.string().min(1).optional(),
+  /**
+   * The console's public address (the API's root: `https://…/v1/` on AWS): Slack and Teams
+   * notifications and email digests link to events there. Without it they carry no link.
+   */
+  CONSOLE_URL: z.string().url().optional(),
   /** Local development and tests only: lets URL sources, crawls and checks reach private hosts. */
   ALLOW_PRIVATE_URLS: flag,
   /** Browser origins allowed to call the API: none by default, `*` for any. */
@@ -70,6 +77,16 @@ const fields = z.object({
   /** How often a running crawl is checked for progress. */
   CRAWL_WATCH_SECONDS: z.coerce.number().int().positive().max(900).default(300),
   /**
+   * The Chromium that renders pages needing scripts (lib/web/render), one per process, started
+   * on the first such page. Without one there, those pages fail with `needs_browser`.
+   */
+  CHROMIUM_PATH: z.string().min(1).default("/usr/bin/chromium"),
+  /**
+   * The function that renders pages on AWS (functions/render.ts), which the stack sets: where it
+   * is set, pages that need scripts are rendered there instead of by CHROMIUM_PATH in-process.
+   */
+  RENDER_FUNCTION_NAME: z.string().min(1).optional(),
+  /**
    * Where the persisted search index lives: a local directory (the local runtime uses
    * `<DATA_DIR>/search`) or an `s3://bucket/prefix` URI. Default: `s3://<BUCKET_NAME>/search`.
    */
@@ -81,6 +98,24 @@ const fields = z.object({
   /** Target chunk size and overlap, in characters. */
   CHUNK_SIZE: positiveInt(1200),
   CHUNK_OVERLAP: z.coerce.number().int().min(0).default(200),
+  /**
+   * A second-stage model that reorders search's first candidates (`POST {RERANK_BASE_URL}/rerank`,
+   * lib/knowledge/retrieval/reranker.ts); unset, search ranks as it always has. The base URL
+   * defaults to OPENAI_BASE_URL, the key to OPENAI_API_KEY.
+   */
+  RERANK_MODEL: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z.string().trim().min(1).optional(),
+  ),
+  RERANK_BASE_URL: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z.url({ protocol: /^https?$/ }).optional(),
+  ),
+  RERANK_API_KEY: z.preprocess((v) => (v === "" ? undefined : v), z.string().trim().optional()),
+  /** The reranker's whole budget per search; past it the first stage answers. */
+  RERANK_TIMEOUT_MS: positiveInt(2_000),
+  /** First-stage candidates sent to the reranker. */
+  RERANK_CANDIDATES: z.coerce.number().int().min(1).max(100).default(30),
   /** How long a verified API key stays cached in a warm process, in seconds. */
   KEY_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
   /** How long a warm function trusts a workspace's webhook subscriptions before reading them again. */
@@ -95,6 +130,24 @@ const fields = z.object({
     .default("5,300,1800,7200,18000,28800,28800")
     .transform((value) => value.split(",").map(Number)),
   /**
+   * Longest wait for a webhook endpoint's answer to one attempt; the attempt holds its endpoint
+   * (and a slot of its workspace) that long plus a margin, so keep it well below the webhooks
+   * worker's timeout (docs/webhooks.md#fairness).
+   */
+  WEBHOOK_TIMEOUT_MS: positiveInt(WEBHOOK_CAPACITY.attemptTimeoutMs),
+  /**
+   * The sender of email digests (an address of a domain verified in Amazon SES). The stack grants
+   * the webhooks worker SES's SendEmail for this sender alone; unset, email digests cannot be sent.
+   */
+  MAIL_FROM: z.email().optional(),
+  /**
+   * Local development and tests: email is written as `.eml` files into this folder (the local
+   * runtime uses `<DATA_DIR>/outbox`) instead of sent through Amazon SES.
+   */
+  MAIL_OUTBOX_DIR: z.string().min(1).optional(),
+  /** The hour of the day (UTC) email digests go out; weekly ones on Mondays at that hour. */
+  DIGEST_HOUR: z.coerce.number().int().min(0).max(23).default(7),
+  /**
    * A source whose last indexing attempt began this many minutes ago without a result (it crashed
    * or timed out, and no retry follows) is failed by the watchdog. Longer than the index worker's
    * timeout, so that a last attempt still running is never failed.
@@ -102,6 +155,8 @@ const fields = z.object({
   LAST_ATTEMPT_STALL_MINUTES: positiveInt(5),
   /** Time a queued competitor check may spend reading a site (API checks get less). */
   CHECK_BUDGET_MS: positiveInt(45_000),
+  /** Days a competitor's snapshots stay in its history (`GET .../history`, `.../prices`). */
+  SNAPSHOT_RETENTION_DAYS: positiveInt(365),
   /** Requests per queued competitor check, robots.txt included. */
   CHECK_MAX_FETCHES: positiveInt(25),
   /** Least time between two requests of a check to one host. */
@@ -112,13 +167,19 @@ const fields = z.object({
   CHECK_CONCURRENCY: positiveInt(CHECK_CAPACITY.batchSize),
   /** Queued checks one workspace may run at once (docs/operations.md#capacity). */
   CHECK_WORKSPACE_SLOTS: positiveInt(CHECK_CAPACITY.workspaceSlots),
-  /** Seconds over which the nightly sweep spreads its checks' delays (0: none; at most 900). */
+  /**
+   * Seconds over which the nightly sweep spreads its checks (0: none; at most a day). Past SQS's
+   * 900 s delay a check goes round the queue until its time (docs/operations.md#capacity).
+   */
   SWEEP_SPREAD_SECONDS: z.coerce
     .number()
     .int()
     .min(0)
-    .max(900)
+    .max(86_400)
     .default(CHECK_CAPACITY.spreadSeconds),
+  /** Sources one workspace may index at once, and crawl pages it may read at once (its share). */
+  INDEX_WORKSPACE_SLOTS: positiveInt(WORKER_SHARES.index.perWorkspace),
+  CRAWL_WORKSPACE_SLOTS: positiveInt(WORKER_SHARES.crawl.perWorkspace),
   /** Requests per minute one workspace may make to the API (429 beyond). */
   RATE_LIMIT_PER_MINUTE: positiveInt(600),
   /** Daily quotas per workspace (UTC days); beyond them the work is a 429 naming the quota. */
@@ -157,10 +218,15 @@ const fields = z.object({
 /** Every variable the service reads; the stack passes those set at synth on to the functions. */
 export const CONFIG_KEYS = Object.keys(fields.shape) as Array<keyof typeof fields.shape>;
 
-const schema = fields.refine((c) => c.CHUNK_OVERLAP < c.CHUNK_SIZE / 2, {
-  message: "CHUNK_OVERLAP must be less than half of CHUNK_SIZE",
-  path: ["CHUNK_OVERLAP"],
-});
+const schema = fields
+  .refine((c) => c.CHUNK_OVERLAP < c.CHUNK_SIZE / 2, {
+    message: "CHUNK_OVERLAP must be less than half of CHUNK_SIZE",
+    path: ["CHUNK_OVERLAP"],
+  })
+  .refine((c) => !c.RERANK_MODEL || c.RERANK_BASE_URL || c.OPENAI_BASE_URL, {
+    message: "RERANK_MODEL needs RERANK_BASE_URL (or OPENAI_BASE_URL): the server with /rerank",
+    path: ["RERANK_BASE_URL"],
+  });
 
 export type Config = z.infer<typeof schema>;
 

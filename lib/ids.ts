@@ -15,6 +15,10 @@ export const ID_PREFIXES = {
   message: "msg",
   /** An export of a workspace's data (`POST /api/export`). */
   export: "exp",
+  /** A competitor alert rule. */
+  rule: "rule",
+  /** A competitor page's screenshot, kept as a check's evidence. */
+  screenshot: "shot",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

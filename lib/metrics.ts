@@ -16,12 +16,19 @@ const UNITS = {
   /** Pages crawls indexed, and pages they skipped (robots, filters, duplicates...) or failed. */
   CrawlPagesIndexed: MetricUnit.Count,
   CrawlPagesSkipped: MetricUnit.Count,
+  /** Index and crawl messages put back because their workspace held all its slots of the worker. */
+  SourcesDeferred: MetricUnit.Count,
+  CrawlPagesDeferred: MetricUnit.Count,
   /** Competitor checks that read the site, and those that could not. */
   CompetitorChecks: MetricUnit.Count,
   CompetitorChecksFailed: MetricUnit.Count,
   /** Queued checks put back because their workspace held all its check slots, or given up. */
   CompetitorChecksDeferred: MetricUnit.Count,
   CompetitorChecksGivenUp: MetricUnit.Count,
+  /** Webhook deliveries put back without connecting (endpoint busy or broken, workspace at its share). */
+  WebhookDeliveriesDeferred: MetricUnit.Count,
+  /** Times an endpoint's circuit breaker opened (consecutive failures, or a failed probe). */
+  WebhookCircuitsOpened: MetricUnit.Count,
   /** Model operations (chat, structured answers, embedding batches) and the tokens they used. */
   ModelCalls: MetricUnit.Count,
   ModelTokens: MetricUnit.Count,

@@ -16,7 +16,12 @@ import {
 import { basename, dirname, join, relative, sep } from "node:path";
 import { promisify } from "node:util";
 import { type BuildOptions, build, type Plugin } from "esbuild";
-import { apiFunctions, queueWorkers, scheduledFunctions } from "../../functions/manifest.js";
+import {
+  apiFunctions,
+  invokedFunctions,
+  queueWorkers,
+  scheduledFunctions,
+} from "../../functions/manifest.js";
 import { VIEWER_FILE, viewerSource } from "../../lib/http/docs.js";
 
 export const REPO_ROOT = join(import.meta.dirname, "../..");
@@ -319,7 +324,12 @@ export async function nodeModulesBytes(
   return total;
 }
 
-const FUNCTIONS: BundleRequest[] = [...apiFunctions, ...queueWorkers, ...scheduledFunctions];
+const FUNCTIONS: BundleRequest[] = [
+  ...apiFunctions,
+  ...queueWorkers,
+  ...scheduledFunctions,
+  ...invokedFunctions,
+];
 
 /**
  * The native packages for the functions' platform that the manifest's functions need beside

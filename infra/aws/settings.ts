@@ -65,6 +65,8 @@ const MANAGED = new Set([
   "SEARCH_INDEX_URI",
   "S3_FORCE_PATH_STYLE",
   "DATA_KEY_ID",
+  // Given to the functions that invoke the render function only (functions/manifest.ts).
+  "RENDER_FUNCTION_NAME",
 ]);
 const isManaged = (key: string) => MANAGED.has(key) || key.endsWith("_QUEUE_URL");
 

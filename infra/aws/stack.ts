@@ -1,13 +1,15 @@
 import { ArnFormat, CfnOutput, Stack, type StackProps } from "aws-cdk-lib";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { EventType } from "aws-cdk-lib/aws-s3";
 import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
-import { apiFunctions } from "../../functions/manifest.js";
+import { apiFunctions, invokedFunctions } from "../../functions/manifest.js";
+import { DEFAULT_RETENTION_DAYS } from "../../lib/competitors/history.js";
 import { UPLOAD_NOTIFICATION_FILTER } from "../../lib/knowledge/uploads/files.js";
 import { Api } from "./constructs/api.js";
 import { Deployments } from "./constructs/deployments.js";
-import type { ModelKeySecret } from "./constructs/grants.js";
+import type { MailSender, ModelKeySecret } from "./constructs/grants.js";
 import { apiLatencyP95Ms, Monitoring, nearTimeoutMs } from "./constructs/monitoring.js";
 import { WorkQueues } from "./constructs/queues.js";
 import { Schedules } from "./constructs/schedules.js";
@@ -43,6 +45,10 @@ export class KbIntelStack extends Stack {
       corsOrigins: settings.corsOrigins,
       prefix,
       dataProtection: settings.dataProtection,
+      // Competitors' screenshots expire with the snapshots they show (lib/competitors/screenshots.ts).
+      screenshotRetentionDays: Number(
+        settings.service.SNAPSHOT_RETENTION_DAYS ?? DEFAULT_RETENTION_DAYS,
+      ),
     });
     const queues = new WorkQueues(this, "Queues");
     // Presigned uploads land straight in the bucket; its notification starts their indexing.
@@ -72,7 +78,19 @@ export class KbIntelStack extends Stack {
         }
       : undefined;
 
-    const context = { storage, queues, environment, modelKey, bundleDir };
+    // SES authorises a send on the sender's identity: its address, and its domain when the domain
+    // is what was verified. Without MAIL_FROM no function may send email.
+    const mailFrom = settings.service.MAIL_FROM;
+    const mailSender: MailSender | undefined = mailFrom
+      ? {
+          address: mailFrom,
+          identities: [mailFrom, mailFrom.split("@")[1] ?? mailFrom].map((identity) =>
+            this.formatArn({ service: "ses", resource: "identity", resourceName: identity }),
+          ),
+        }
+      : undefined;
+
+    const context = { storage, queues, environment, modelKey, mailSender, bundleDir };
     const functions = apiFunctions.map((spec) => {
       const fn = new ServiceFunction(this, spec, context);
       return { spec, fn };
@@ -86,6 +104,10 @@ export class KbIntelStack extends Stack {
     });
     const workers = new Workers(this, "Workers", context);
     const schedules = new Schedules(this, "Schedules", context);
+    this.invokedFunctions(context, [
+      ...functions.map(({ spec, fn }) => [spec.name, fn] as const),
+      ...workers.functions,
+    ]);
 
     // Scheduled functions run on $LATEST: a run is one invocation, with nothing to shift.
     new Deployments(this, "Deploys", {
@@ -130,5 +152,28 @@ export class KbIntelStack extends Stack {
     new CfnOutput(this, "schedulesDeadLetterQueueArn", {
       value: schedules.deadLetterQueue.queueArn,
     });
+  }
+
+  /**
+   * The functions the others invoke (the manifest's `invokedFunctions`): each caller is told the
+   * function's name and may invoke it, and no other function may. They run on $LATEST, as the
+   * schedules do: a caller's invocation is one render, with nothing to shift gradually.
+   */
+  private invokedFunctions(
+    context: ConstructorParameters<typeof ServiceFunction>[2],
+    callers: Array<readonly [string, ServiceFunction]>,
+  ) {
+    const byName = new Map(callers);
+    for (const spec of invokedFunctions) {
+      const fn = new ServiceFunction(this, spec, context);
+      for (const name of spec.invokedBy) {
+        const caller = byName.get(name);
+        if (!caller) throw new Error(`${name}, which invokes ${spec.name}, is not in the stack`);
+        caller.addEnvironment(spec.nameVariable, fn.functionName);
+        caller.addToRolePolicy(
+          new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [fn.functionArn] }),
+        );
+      }
+    }
   }
 }

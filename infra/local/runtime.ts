@@ -8,6 +8,7 @@ import {
   apiFunctions,
   cronOf,
   QUEUES,
+  type QueueWorker,
   queueUrlVariable,
   queueWorkers,
   scheduledFunctions,
@@ -32,10 +33,21 @@ export interface LocalOptions {
   /** First retry delay of a failed queue message. */
   retryDelayMs?: number;
   /**
-   * Invocations at once per worker, by name, instead of the local default (the manifest's
-   * maxConcurrency, at most 2): a test runs a worker as wide as the manifest says.
+   * Invocations at once per worker, by name, instead of the local default (`localConcurrency`):
+   * a test runs a worker as wide as the manifest says.
    */
   workerConcurrency?: Record<string, number>;
+  /**
+   * Keeps the search index in the bucket (`s3://<bucket>/search`), as on AWS, instead of on disk
+   * beside the data: slower, but every read and write of the engine is an S3 request, which the
+   * bench counts.
+   */
+  searchInBucket?: boolean;
+  /**
+   * The S3 endpoint the service and the engine are given, from the emulator's: by default the
+   * emulator itself; the bench puts its request counter (bench/core/s3-counter.ts) in between.
+   */
+  s3Endpoint?: (emulator: string) => Promise<string>;
 }
 
 export interface LocalRuntime {
@@ -52,6 +64,20 @@ const asyncHandler =
   (handler: SQSHandler): SqsHandler =>
   async (event, context) =>
     (await handler(event, context, () => undefined)) ?? undefined;
+
+/**
+ * A worker's invocations at once locally: 2 or 3, few enough for a laptop (more invocations of
+ * one process only contend for its cores), and one more than a workspace's share of it where that
+ * share is smaller (the checks' 2 slots), so one workspace at its share still leaves the others an
+ * invocation, as on AWS; never more than the manifest's maxConcurrency.
+ */
+const LOCAL_MAX_CONCURRENCY = 3;
+export const localConcurrency = (worker: QueueWorker) =>
+  Math.min(
+    worker.maxConcurrency,
+    LOCAL_MAX_CONCURRENCY,
+    Math.max(2, (worker.workspaceSlots ?? 0) + 1),
+  );
 
 export const TABLE_NAME = "kb-intel";
 export const RUNTIME_FILE = "runtime.json";
@@ -109,12 +135,14 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     }
   });
 
+  const s3Endpoint = options.s3Endpoint ? await options.s3Endpoint(s3.endpoint) : s3.endpoint;
+
   Object.assign(process.env, {
     AWS_REGION: process.env.AWS_REGION ?? "us-east-1",
     AWS_ACCESS_KEY_ID: "S3RVER",
     AWS_SECRET_ACCESS_KEY: "S3RVER",
     AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    AWS_ENDPOINT_URL_S3: s3.endpoint,
+    AWS_ENDPOINT_URL_S3: s3Endpoint,
     AWS_ENDPOINT_URL_SQS: sqsEndpoint,
     AWS_ENDPOINT_URL_KMS: kmsEndpoint,
     DATA_KEY_ID: LOCAL_KEY.alias,
@@ -123,7 +151,13 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     S3_FORCE_PATH_STYLE: "true",
     // The search index on disk beside the rest of the data (a temporary folder without one): the
     // engine's commits on local disk are atomic, and far faster than through the S3 emulator.
-    SEARCH_INDEX_URI: searchDir,
+    // In the bucket only when asked, to measure the engine as it runs on AWS.
+    SEARCH_INDEX_URI: options.searchInBucket ? `s3://${BUCKET_NAME}/search` : searchDir,
+    // Email (digests) is written as .eml files beside the data instead of sent through SES.
+    MAIL_OUTBOX_DIR:
+      process.env.MAIL_OUTBOX_DIR ??
+      (options.dataDir ? resolve(options.dataDir, "outbox") : join(tmpdir(), "kb-outbox")),
+    MAIL_FROM: process.env.MAIL_FROM ?? "digests@kb-intel.localhost",
     // Any page may call the local service unless CORS_ORIGINS says otherwise (none on AWS).
     CORS_ORIGINS: process.env.CORS_ORIGINS ?? "*",
     ...Object.fromEntries(QUEUES.map((queue) => [queueUrlVariable(queue), queues.create(queue)])),
@@ -162,7 +196,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   for (const { worker, handler } of workers) {
     queues.consume(worker.queue, asyncHandler(handler), {
       batchSize: worker.batchSize,
-      concurrency: options.workerConcurrency?.[worker.name] ?? Math.min(worker.maxConcurrency, 2),
+      concurrency: options.workerConcurrency?.[worker.name] ?? localConcurrency(worker),
       timeoutMs: worker.timeoutSeconds * 1000,
       functionName: worker.name,
       memoryMb: worker.memoryMb,

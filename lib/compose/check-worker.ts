@@ -6,6 +6,7 @@ import { Quotas } from "../limits/quotas.js";
 import { createStores } from "../store/clients.js";
 import { briefWriterOf } from "./briefs.js";
 import { fetcherOf } from "./fetcher.js";
+import { rendererOf } from "./renderer.js";
 import { webhookEventsOf } from "./webhook-events.js";
 
 /**
@@ -15,6 +16,7 @@ import { webhookEventsOf } from "./webhook-events.js";
  */
 export function checkWorkerServices(config: Config) {
   const stores = createStores(config);
+  const fetcher = fetcherOf(config);
   const briefWriter = briefWriterOf(
     config,
     stores.table,
@@ -23,10 +25,12 @@ export function checkWorkerServices(config: Config) {
   const services = createCompetitorServices({
     table: stores.table,
     blobs: stores.blobs,
-    fetcher: fetcherOf(config),
+    fetcher,
+    renderer: rendererOf(config, fetcher),
     limits: limitsFrom(config),
     ...(briefWriter ? { briefWriter } : {}),
     webhooks: webhookEventsOf(config, stores),
+    retentionDays: config.SNAPSHOT_RETENTION_DAYS,
   });
   // A workspace's share of the worker; a check over it goes back to the checks queue.
   const slots = new CheckSlots(stores.table, config.CHECK_WORKSPACE_SLOTS);

@@ -1,9 +1,11 @@
 import { API_CHECK_LIMITS } from "../competitors/check.js";
 import { createCompetitorServices } from "../competitors/services.js";
 import type { Config } from "../config.js";
+import { BrandProfiles } from "../intel/brand/profiles.js";
 import { apiBase } from "./api-base.js";
 import { briefWriterOf } from "./briefs.js";
 import { fetcherOf } from "./fetcher.js";
+import { rendererOf } from "./renderer.js";
 import { webhookEventsOf } from "./webhook-events.js";
 
 /**
@@ -12,17 +14,22 @@ import { webhookEventsOf } from "./webhook-events.js";
  */
 export function competitorServices(config: Config) {
   const shared = apiBase(config);
+  const fetcher = fetcherOf(config);
   const briefWriter = briefWriterOf(config, shared.stores.table, shared.quotas);
   return {
     ...shared,
+    // Read by the battlecard, which sets the workspace's own plans beside the competitor's.
+    brands: new BrandProfiles(shared.stores.table),
     ...createCompetitorServices({
       table: shared.stores.table,
       blobs: shared.stores.blobs,
-      fetcher: fetcherOf(config),
+      fetcher,
+      renderer: rendererOf(config, fetcher),
       limits: API_CHECK_LIMITS,
       ...(briefWriter ? { briefWriter } : {}),
       webhooks: webhookEventsOf(config, shared.stores),
       caps: shared.caps,
+      retentionDays: config.SNAPSHOT_RETENTION_DAYS,
     }),
   };
 }

@@ -5,6 +5,7 @@ import { Caps } from "../limits/caps.js";
 import { createStores } from "../store/clients.js";
 import { PoliteSession } from "../web/session.js";
 import { fetcherOf } from "./fetcher.js";
+import { rendererOf } from "./renderer.js";
 import { webhookEventsOf } from "./webhook-events.js";
 
 /** crawl-worker: one page per message, politely per host. */
@@ -18,6 +19,7 @@ export function crawlWorkerServices(config: Config) {
     sources: new Sources({ ...stores, caps: new Caps(stores.table, capLimits(config)) }),
     fetcher,
     session: new PoliteSession(fetcher, { politenessMs: config.CRAWL_POLITENESS_MS }),
+    renderer: rendererOf(config, fetcher),
     stallMs: config.CRAWL_STALL_SECONDS * 1000,
     watchSeconds: config.CRAWL_WATCH_SECONDS,
     events: webhookEventsOf(config, stores),

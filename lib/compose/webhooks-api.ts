@@ -1,5 +1,6 @@
 import type { Config } from "../config.js";
 import { createDataKeys } from "../store/clients.js";
+import { EndpointCircuits } from "../webhooks/circuit.js";
 import { WebhookEndpoints } from "../webhooks/endpoints.js";
 import { apiBase } from "./api-base.js";
 
@@ -10,5 +11,6 @@ export function webhooksServices(config: Config) {
   return {
     ...shared,
     endpoints: new WebhookEndpoints(shared.stores.table, createDataKeys(config)),
+    circuits: new EndpointCircuits(shared.stores.table),
   };
 }

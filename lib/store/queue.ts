@@ -17,6 +17,8 @@ export const IndexMessage = z.object({
   revision: z.number().int().positive(),
   /** Check an indexed URL source for changes: reindex only when its content changed. */
   refresh: z.boolean().optional(),
+  /** Times it was put back because its workspace held all its index slots. */
+  deferrals: z.number().int().nonnegative().optional(),
 });
 export type IndexMessage = z.infer<typeof IndexMessage>;
 
@@ -27,6 +29,8 @@ export const CrawlMessage = z.discriminatedUnion("kind", [
     workspaceId: z.string(),
     crawlId: z.string(),
     pageKey: z.string(),
+    /** Times it was put back because its workspace held all its crawl slots. */
+    deferrals: z.number().int().nonnegative().optional(),
   }),
   z.object({ kind: z.literal("crawl-watch"), workspaceId: z.string(), crawlId: z.string() }),
 ]);
@@ -42,6 +46,11 @@ export const CheckMessage = z.object({
   requestedAt: z.iso.datetime(),
   /** Times the check was put back because its workspace held all its check slots. */
   deferrals: z.number().int().nonnegative().optional(),
+  /**
+   * Epoch ms before which the check does not run: the sweep spreads a night's checks over longer
+   * than SQS's 15-minute delay, so a check due later goes round the queue until its time.
+   */
+  notBefore: z.number().optional(),
 });
 export type CheckMessage = z.infer<typeof CheckMessage>;
 
@@ -63,6 +72,11 @@ export const WebhookMessage = z.object({
   attempt: z.number().int().positive(),
   /** Epoch ms before which this attempt does not run. */
   notBefore: z.number().optional(),
+  /**
+   * Times this attempt was put back without connecting: its endpoint busy with another attempt
+   * or its circuit open, or its workspace holding all its slots (lib/webhooks/delivery-gate.ts).
+   */
+  deferrals: z.number().int().nonnegative().optional(),
 });
 export type WebhookMessage = z.infer<typeof WebhookMessage>;
 
@@ -118,14 +132,14 @@ export class Queue<T> {
   }
 
   /**
-   * Sends many messages, ten to a request (SQS's most); throws when any of them was not taken,
-   * naming why.
+   * Sends many messages, ten to a request (SQS's most), each after its delay in `delaySeconds`
+   * (by position; none: at once); throws when any of them was not taken, naming why.
    */
-  async sendAll(messages: T[]): Promise<void> {
+  async sendAll(messages: T[], delaySeconds: number[] = []): Promise<void> {
     for (let at = 0; at < messages.length; at += SQS_BATCH) {
       const entries = messages
         .slice(at, at + SQS_BATCH)
-        .map((message, i) => ({ Id: String(i), ...entry(message) }));
+        .map((message, i) => ({ Id: String(i), ...entry(message, delaySeconds[at + i]) }));
       const { Failed = [] } = await this.sqs.send(
         new SendMessageBatchCommand({ QueueUrl: this.url, Entries: entries }),
       );
@@ -139,12 +153,19 @@ export class Queue<T> {
   }
 }
 
-/** A message's body, with the sender's correlation id, and its delay. */
+/**
+ * A message's body, with the sender's correlation id, and its delay. A message of a workspace
+ * carries the workspace as its MessageGroupId: on a standard queue that makes SQS a fair queue,
+ * which delivers a quiet workspace's messages before those of one holding a large share of the
+ * consumers (docs/operations.md#capacity); the local queues do the same.
+ */
 function entry<T>(message: T, delaySeconds = 0) {
   const envelope: Envelope = { correlationId: correlationId() };
+  const workspaceId = (message as { workspaceId?: unknown }).workspaceId;
   return {
     MessageBody: JSON.stringify({ ...message, ...envelope }),
     ...(delaySeconds > 0 ? { DelaySeconds: Math.min(900, Math.ceil(delaySeconds)) } : {}),
+    ...(typeof workspaceId === "string" ? { MessageGroupId: workspaceId } : {}),
   };
 }
 

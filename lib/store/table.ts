@@ -38,6 +38,8 @@ export interface PageQuery<T extends Item = Item> {
    * are ignored, at most 100 values a field); applied with `equals` before the page is cut.
    */
   anyOf?: { [K in Extract<keyof T, string>]?: readonly T[K][] | undefined };
+  /** Keeps only items whose field is at least `from` and below `to` (either may be left out). */
+  range?: { field: Extract<keyof T, string>; from?: string | undefined; to?: string | undefined };
   newestFirst?: boolean;
 }
 
@@ -80,6 +82,18 @@ function filterOf<T extends Item>(q: PageQuery<T>): Expression | undefined {
         : `#a${i} IN (${placeholders.join(", ")})`,
     );
   });
+  if (q.range && (q.range.from !== undefined || q.range.to !== undefined)) {
+    names["#r"] = q.range.field;
+    for (const [bound, op] of [
+      ["from", ">="],
+      ["to", "<"],
+    ] as const) {
+      const value = q.range[bound];
+      if (value === undefined) continue;
+      values[`:r${bound}`] = value;
+      terms.push(`#r ${op} :r${bound}`);
+    }
+  }
   return terms.length > 0 ? { expression: terms.join(" AND "), names, values } : undefined;
 }
 

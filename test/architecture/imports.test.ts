@@ -2,7 +2,12 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { transformSync } from "esbuild";
 import { describe, expect, it } from "vitest";
-import { apiFunctions, queueWorkers, scheduledFunctions } from "../../functions/manifest.js";
+import {
+  apiFunctions,
+  invokedFunctions,
+  queueWorkers,
+  scheduledFunctions,
+} from "../../functions/manifest.js";
 
 /**
  * The layering rules of CONTRIBUTING.md ("Layering"), read from the import statements themselves:
@@ -89,7 +94,12 @@ describe("the import graph", () => {
   });
 
   it("deploys every function file: each is an entry of the manifest, and each entry a file", () => {
-    const entries = [...apiFunctions, ...queueWorkers, ...scheduledFunctions].map((f) => f.entry);
+    const entries = [
+      ...apiFunctions,
+      ...queueWorkers,
+      ...scheduledFunctions,
+      ...invokedFunctions,
+    ].map((f) => f.entry);
     const handlers = sourceFiles("functions").filter((file) => file !== "functions/manifest.ts");
     expect(handlers.sort()).toEqual([...entries].sort());
   });

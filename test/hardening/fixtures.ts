@@ -115,6 +115,9 @@ export async function seedOneOfEach(
   }
   const competitorId = await created("/api/intel/competitors", { domain: "fixture-rival.invalid" });
   ids.comp_ = [competitorId];
+  ids.rule_ = [
+    await created("/api/intel/alert-rules", { name: "Price rises", kinds: ["price_increase"] }),
+  ];
   const [event] = await new Events(table).record(
     workspaceId,
     [
@@ -126,7 +129,7 @@ export async function seedOneOfEach(
         title: "Pro went from $29 to $39",
         aiBrief: "A price rise.",
         details: {
-          change: "price_increased",
+          change: "price_increase",
           subject: "Pro",
           before: "$29",
           after: "$39",

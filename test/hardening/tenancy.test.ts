@@ -115,6 +115,14 @@ beforeAll(async () => {
     201,
   );
   idsOfA.wh_ = [String(webhook.id)];
+  const rule = await jsonOf(
+    await asA("/api/intel/alert-rules", {
+      method: "POST",
+      json: { name: "Price rises", kinds: ["price_increase"] },
+    }),
+    201,
+  );
+  idsOfA.rule_ = [String(rule.id)];
   const exported = await jsonOf(await asA("/api/export", { method: "POST" }), 202);
   idsOfA.exp_ = [String(exported.exportId)];
   // The fixtures are what the matrix stands on: a crawl page became a source, a change an event.

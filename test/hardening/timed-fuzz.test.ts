@@ -415,6 +415,9 @@ function contentSource(): ContentSource {
       query: queryFlood,
       message: queryFlood,
       competitorId: fc.constantFrom(...(known.comp_ ?? [])),
+      // A span of a source's text (`GET /api/knowledge/{id}/text`): `end` from `start` on.
+      start: fc.integer({ min: 0, max: 1000 }),
+      end: fc.integer({ min: 1000, max: 5000 }),
       // A presigned upload of any size up to a multipart body's, named by an attack: the
       // extension decides the type.
       bytes: fc.integer({ min: 1, max: 4 * 1024 * 1024 }),

@@ -63,7 +63,7 @@ describe("competitor monitoring through the local runtime", () => {
         aiBrief: "Model brief: what it means for us.",
       }),
     ]);
-    expect(model.prompt()).toContain("price_increased");
+    expect(model.prompt()).toContain("price_increase");
     const other = (await (await rt.call("/api/intel/events", { key: rt.otherKey })).json()) as {
       events: Event[];
     };

@@ -11,7 +11,9 @@ import { LOCAL_KEY, LocalKms } from "../../infra/local/keys.js";
 import { LocalQueues } from "../../infra/local/queues.js";
 import type { ChunkingOptions } from "../../lib/knowledge/indexing/chunking.js";
 import { Indexer, type IndexerDeps } from "../../lib/knowledge/indexing/indexer.js";
+import { Passages } from "../../lib/knowledge/indexing/passages.js";
 import { LiveSources } from "../../lib/knowledge/retrieval/live-sources.js";
+import type { Reranker } from "../../lib/knowledge/retrieval/reranker.js";
 import { IndexRetriever } from "../../lib/knowledge/retrieval/retrieval.js";
 import { Sources } from "../../lib/knowledge/sources/sources.js";
 import { Quotas } from "../../lib/limits/quotas.js";
@@ -116,6 +118,12 @@ export const indexerOn = (
     embedder,
   });
 
-/** Search over the emulated stores' index, hybrid when given an embedder. */
-export const retrieverOn = (aws: TestAws, embedder?: Embedder) =>
-  new IndexRetriever({ index: aws.search, live: new LiveSources(aws.table), embedder });
+/** Search over the emulated stores' index, hybrid when given an embedder, reranked when given one. */
+export const retrieverOn = (aws: TestAws, embedder?: Embedder, reranker?: Reranker) =>
+  new IndexRetriever({
+    index: aws.search,
+    live: new LiveSources(aws.table),
+    embedder,
+    passages: new Passages(aws.blobs),
+    reranker,
+  });

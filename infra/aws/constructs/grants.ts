@@ -22,6 +22,8 @@ const OBJECT_ACTIONS: Record<ObjectAction, string[]> = {
   read: ["s3:GetObject"],
   readVersions: ["s3:GetObjectVersion"],
   write: ["s3:PutObject"],
+  // A PutObject that sets tags is authorised for s3:PutObjectTagging too.
+  tag: ["s3:PutObjectTagging"],
   // `Blobs.delete` sends DeleteObjects, which S3 authorises as s3:DeleteObject per key.
   delete: ["s3:DeleteObject"],
 };
@@ -57,10 +59,17 @@ export interface ModelKeySecret {
   arn: string;
 }
 
+/** The one sender email may leave as: MAIL_FROM, and its SES identities' ARNs. */
+export interface MailSender {
+  address: string;
+  identities: string[];
+}
+
 export interface GrantTargets {
   storage: Storage;
   queues: WorkQueues;
   modelKey: ModelKeySecret | undefined;
+  mailSender?: MailSender | undefined;
 }
 
 /**
@@ -69,7 +78,7 @@ export interface GrantTargets {
  * clean-ups under `search/`), on the key prefixes of the areas it touches.
  */
 export function accessStatements(access: Access, targets: GrantTargets): PolicyStatement[] {
-  const { storage, queues, modelKey } = targets;
+  const { storage, queues, modelKey, mailSender } = targets;
   const statements: PolicyStatement[] = [];
   if (access.table) {
     statements.push(
@@ -117,6 +126,18 @@ export function accessStatements(access: Access, targets: GrantTargets): PolicyS
       new PolicyStatement({
         actions: KEY_ACTIONS[access.keys],
         resources: [storage.dataKey.keyArn],
+      }),
+    );
+  }
+  if (access.mail && mailSender) {
+    // SESv2 SendEmail (raw content included) is authorised as ses:SendEmail; the v1 API's
+    // ses:SendRawEmail is never called. The From address is pinned too, so the identity cannot
+    // send as any other of its addresses.
+    statements.push(
+      new PolicyStatement({
+        actions: ["ses:SendEmail"],
+        resources: mailSender.identities,
+        conditions: { StringEquals: { "ses:FromAddress": mailSender.address } },
       }),
     );
   }

@@ -12,7 +12,13 @@ import {
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import type { Access, BucketArea, Recursion } from "../../../functions/manifest.js";
-import { AREA_KEYS, accessStatements, type ModelKeySecret, PREFIX_GRANT_REASON } from "./grants.js";
+import {
+  AREA_KEYS,
+  accessStatements,
+  type MailSender,
+  type ModelKeySecret,
+  PREFIX_GRANT_REASON,
+} from "./grants.js";
 import type { WorkQueues } from "./queues.js";
 import type { Storage } from "./storage.js";
 
@@ -23,6 +29,8 @@ export interface FunctionContext {
   environment: Record<string, string>;
   /** The model provider's key, read at run time by the functions whose access says `model`. */
   modelKey: ModelKeySecret | undefined;
+  /** The sender the functions whose access says `mail` may send email as (MAIL_FROM). */
+  mailSender?: MailSender | undefined;
   /** The folder `infra/aws/bundle.ts` built for a function (holding `index.mjs`). */
   bundleDir: (name: string) => string;
 }
@@ -35,13 +43,15 @@ export interface FunctionSpec {
   access: Access;
   /** A worker that sends its own queue messages on purpose: Lambda must let the loop run. */
   recursion?: Recursion;
+  /** arm64 unless a package the function runs ships for x86_64 only. */
+  architecture?: "arm64" | "x86_64";
 }
 
 /** The alias API Gateway and the event sources invoke, moved from version to version by CodeDeploy. */
 export const LIVE_ALIAS = "live";
 
 /**
- * The one place function defaults live: Node 22 on arm64, X-Ray tracing, a log group kept a
+ * The one place function defaults live: Node 22 on arm64 (x86_64 where the manifest says), X-Ray tracing, a log group kept a
  * month, and a role of its own holding exactly what the manifest lists (no managed policy: it may
  * write only its own log group). A function that calls the model gets the key's secret name in
  * `LLM_API_KEY_SECRET`, never the key. Lambda stops a recursive loop through a queue unless the
@@ -65,7 +75,7 @@ export class ServiceFunction extends LambdaFunction {
       code: Code.fromAsset(context.bundleDir(spec.name)),
       handler: "index.handler",
       runtime: Runtime.NODEJS_22_X,
-      architecture: Architecture.ARM_64,
+      architecture: spec.architecture === "x86_64" ? Architecture.X86_64 : Architecture.ARM_64,
       tracing: Tracing.ACTIVE,
       memorySize: spec.memoryMb ?? 512,
       timeout: Duration.seconds(spec.timeoutSeconds ?? 29),

@@ -6,6 +6,7 @@ import { Key } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
+import { SCREENSHOT_TAGS } from "../../../lib/competitors/screenshots.js";
 import { UPLOADS_PREFIX } from "../../../lib/knowledge/uploads/files.js";
 import { TABLE_INDEXES, TABLE_KEY, TTL_ATTRIBUTE } from "../../../lib/store/schema.js";
 import { EXPORT_RETENTION_DAYS, EXPORTS_PREFIX } from "../../../lib/workspaces/export/exports.js";
@@ -27,6 +28,8 @@ export interface StorageProps {
   /** What every name the stack sets starts with (`kb-intel-<stage>`). */
   prefix: string;
   dataProtection: DataProtection;
+  /** Days competitors' screenshots are kept (`SNAPSHOT_RETENTION_DAYS`, as their snapshots). */
+  screenshotRetentionDays: number;
 }
 
 /** Replaced and deleted objects are kept this long, to undo a mistake, then expire. */
@@ -101,6 +104,14 @@ export class Storage extends Construct {
           id: "expired-exports",
           prefix: EXPORTS_PREFIX,
           expiration: Duration.days(EXPORT_RETENTION_DAYS),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
+        {
+          // Competitors' screenshots live under their workspace's prefix, which no rule can name
+          // alone: their tag says what they are. They expire with the snapshots they show.
+          id: "expired-screenshots",
+          tagFilters: SCREENSHOT_TAGS,
+          expiration: Duration.days(props.screenshotRetentionDays),
           noncurrentVersionExpiration: Duration.days(1),
         },
       ],

@@ -9,6 +9,7 @@ import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import {
   apiFunctions,
+  invokedFunctions,
   QUEUES,
   queueWorkers,
   scheduledFunctions,
@@ -32,7 +33,10 @@ import { eventBridgeCron } from "../../../infra/aws/constructs/schedules.js";
 import { BACKUP_RULES } from "../../../infra/aws/constructs/storage.js";
 import { deploySettings, readSettingsFile } from "../../../infra/aws/settings.js";
 import { KbIntelStack } from "../../../infra/aws/stack.js";
+import { CHECK_CAPACITY } from "../../../lib/competitors/capacity.js";
 import { MAX_RECEIVE_COUNT } from "../../../lib/config.js";
+import { WORKER_SHARES } from "../../../lib/limits/worker-shares.js";
+import { WEBHOOK_CAPACITY } from "../../../lib/webhooks/capacity.js";
 
 let stack: KbIntelStack;
 let template: Template;
@@ -47,6 +51,7 @@ const OVERRIDES = {
   ALARM_EMAIL: "ops@example.com",
   stage: STAGE,
   WAF_RATE_LIMIT: "2500",
+  MAIL_FROM: "digests@mail.example.com",
 };
 /** cdk.json: the CLI gives its context (the feature flags) to the app; so do the tests. */
 const CDK_JSON = JSON.parse(
@@ -72,7 +77,10 @@ type Resource = { Properties: Record<string, unknown> };
 // 1,300 KiB since Powertools Tracer (issue 15): about 124 KiB (aws-xray-sdk-core, cls-hooked,
 // semver) in every function that uses the stores and about 50 ms of a cold start's import, for a
 // trace of each request's DynamoDB, S3, SQS and model calls (docs/operations.md, Tracing).
-const API_BUNDLE_BUDGET = 1300 * 1024;
+// 1,360 KiB since the round of issues 26–31: filter expressions, citation spans and the rerank
+// client in knowledge-api, the site-wide watch (sitemaps) and the render seam in competitors-api,
+// about 30 KiB each; the presigned POST (75 KiB) moved out of every bundle but knowledge-api's.
+const API_BUNDLE_BUDGET = 1360 * 1024;
 
 beforeAll(async () => {
   bundles = await bundleAll(await mkdtemp(join(tmpdir(), "bundles-")), false);
@@ -242,22 +250,63 @@ describe("the stack", () => {
     });
   });
 
-  it("runs every function on Node.js 22, arm64, traced", () => {
+  it("runs every function on Node.js 22, arm64 but the render function on x86_64, traced", () => {
     const functions = template.findResources("AWS::Lambda::Function") as Record<string, Resource>;
     // Ours carry the service's environment; CDK's own helpers (bucket notifications) do not.
     const ours = Object.values(functions).filter((f) =>
       JSON.stringify(f.Properties.Environment ?? {}).includes("TABLE_NAME"),
     );
     expect(ours).toHaveLength(
-      apiFunctions.length + queueWorkers.length + scheduledFunctions.length,
+      apiFunctions.length +
+        queueWorkers.length +
+        scheduledFunctions.length +
+        invokedFunctions.length,
     );
     for (const fn of ours) {
       expect(fn.Properties).toMatchObject({
         Runtime: "nodejs22.x",
-        Architectures: ["arm64"],
         TracingConfig: { Mode: "Active" },
       });
     }
+    // @sparticuz/chromium ships its Chromium for x86_64 only: the render function runs there.
+    const x86 = ours.filter((fn) => JSON.stringify(fn.Properties.Architectures) === '["x86_64"]');
+    expect(x86).toEqual([functions[functionId("render")]]);
+    expect(
+      ours.filter((fn) => JSON.stringify(fn.Properties.Architectures) === '["arm64"]'),
+    ).toHaveLength(ours.length - 1);
+  });
+
+  it("renders pages in a function of its own, invoked only by the functions that read pages", () => {
+    const render = functionId("render");
+    const [spec] = invokedFunctions;
+    expect(spec?.invokedBy.sort()).toEqual(
+      ["competitor-check-worker", "competitors-api", "crawl-worker", "index-worker"].sort(),
+    );
+    for (const fn of [...apiFunctions, ...queueWorkers, ...scheduledFunctions]) {
+      const resource = template.toJSON().Resources[functionId(fn.name)] as Resource;
+      const env = (resource.Properties.Environment as { Variables: Record<string, unknown> })
+        .Variables;
+      const invokes = statementsOf(fn.name).filter((st) =>
+        [st.Action].flat().includes("lambda:InvokeFunction"),
+      );
+      if (spec?.invokedBy.includes(fn.name)) {
+        expect(env.RENDER_FUNCTION_NAME, fn.name).toEqual({ Ref: render });
+        expect(
+          invokes.map((st) => st.Resource),
+          fn.name,
+        ).toEqual([{ "Fn::GetAtt": [render, "Arn"] }]);
+      } else {
+        expect(env.RENDER_FUNCTION_NAME, fn.name).toBeUndefined();
+        expect(invokes, fn.name).toEqual([]);
+      }
+    }
+    // It reaches the web through its safe fetcher, and none of the service's stores.
+    expect(actionsOf("render")).toEqual([
+      "logs:CreateLogStream",
+      "logs:PutLogEvents",
+      "xray:PutTelemetryRecords",
+      "xray:PutTraceSegments",
+    ]);
   });
 
   it("builds from the committed settings alone, in any shell", () => {
@@ -333,6 +382,11 @@ describe("the stack", () => {
           Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 30 } }),
           Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
           Match.objectLike({ Prefix: "uploads/", ExpirationInDays: 1 }),
+          // Competitors' screenshots, by their tag, after the snapshots' retention (365 days).
+          Match.objectLike({
+            TagFilters: [{ Key: "retention", Value: "competitor-screenshot" }],
+            ExpirationInDays: 365,
+          }),
         ]),
       },
       PublicAccessBlockConfiguration: {
@@ -392,6 +446,50 @@ describe("the stack", () => {
     }
   });
 
+  it("sizes the shared workers' event sources from the capacity model", () => {
+    const mappings = Object.values(
+      template.findResources("AWS::Lambda::EventSourceMapping") as Record<string, Resource>,
+    );
+    const sized = (queue: string) =>
+      mappings.find((m) => JSON.stringify(m.Properties.EventSourceArn).includes(queueIdOf(queue)))
+        ?.Properties;
+    expect(sized("checks")).toMatchObject({
+      BatchSize: CHECK_CAPACITY.batchSize,
+      ScalingConfig: { MaximumConcurrency: CHECK_CAPACITY.maxConcurrency },
+    });
+    // 53 invocations × 2 checks: the 20,000 checks of 1,000 workspaces in under 2 hours.
+    expect(CHECK_CAPACITY.maxConcurrency * CHECK_CAPACITY.batchSize).toBeGreaterThanOrEqual(
+      (20_000 * CHECK_CAPACITY.meanCheckSeconds) / 7200,
+    );
+    for (const queue of ["index", "crawl"] as const) {
+      expect(sized(queue), queue).toMatchObject({
+        BatchSize: WORKER_SHARES[queue].batchSize,
+        ScalingConfig: { MaximumConcurrency: WORKER_SHARES[queue].maxConcurrency },
+      });
+      // A workspace at its share leaves the others an invocation.
+      expect(WORKER_SHARES[queue].perWorkspace).toBeLessThan(WORKER_SHARES[queue].maxConcurrency);
+    }
+  });
+
+  it("sizes the webhooks worker from its model: a batch's attempts fit the visibility timeout", () => {
+    const mapping = Object.values(
+      template.findResources("AWS::Lambda::EventSourceMapping") as Record<string, Resource>,
+    ).find((m) => JSON.stringify(m.Properties.EventSourceArn).includes(queueIdOf("webhooks")));
+    expect(mapping?.Properties).toMatchObject({
+      BatchSize: WEBHOOK_CAPACITY.batchSize,
+      ScalingConfig: { MaximumConcurrency: WEBHOOK_CAPACITY.maxConcurrency },
+    });
+    const queues = template.findResources("AWS::SQS::Queue", {
+      Properties: { RedrivePolicy: Match.anyValue() },
+    }) as Record<string, Resource>;
+    const [, queue] = Object.entries(queues).find(([id]) => id.includes("webhooks")) ?? [];
+    // Even a batch whose records all waited their whole timeout, one after another, is done
+    // before its messages become visible again.
+    expect(queue?.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(
+      (WEBHOOK_CAPACITY.attemptTimeoutMs / 1000) * WEBHOOK_CAPACITY.batchSize,
+    );
+  });
+
   it("runs each scheduled function on an EventBridge rule whose failures are dead-lettered", () => {
     const dlq = { "Fn::GetAtt": [expect.stringMatching(/^Schedulesfailedruns/), "Arn"] };
     for (const fn of scheduledFunctions) {
@@ -412,6 +510,36 @@ describe("the stack", () => {
       ).find((c) => JSON.stringify(c.Properties.FunctionName).includes(functionId(fn.name)));
       expect(invoke?.Properties.DestinationConfig).toEqual({ OnFailure: { Destination: dlq } });
     }
+  });
+
+  it("lets only the webhooks worker send email, as MAIL_FROM through its SES identity", () => {
+    const identity = (name: string) => ({
+      "Fn::Join": [
+        "",
+        [
+          "arn:",
+          { Ref: "AWS::Partition" },
+          ":ses:",
+          { Ref: "AWS::Region" },
+          ":",
+          { Ref: "AWS::AccountId" },
+          `:identity/${name}`,
+        ],
+      ],
+    });
+    const sends = [...apiFunctions, ...queueWorkers, ...scheduledFunctions].filter((fn) =>
+      statementsOf(fn.name).some((st) => JSON.stringify(st.Action).includes("ses:")),
+    );
+    expect(sends.map((fn) => fn.name)).toEqual(["webhooks-worker"]);
+    const [statement] = statementsOf("webhooks-worker").filter((st) =>
+      JSON.stringify(st.Action).includes("ses:"),
+    );
+    expect(statement).toEqual({
+      Effect: "Allow",
+      Action: "ses:SendEmail",
+      Resource: [identity("digests@mail.example.com"), identity("mail.example.com")],
+      Condition: { StringEquals: { "ses:FromAddress": "digests@mail.example.com" } },
+    });
   });
 
   it("allows each function exactly the actions its code performs", () => {
@@ -449,9 +577,11 @@ describe("the stack", () => {
         ...write,
         ...key,
         ...list,
+        "lambda:InvokeFunction",
         "s3:DeleteObject",
         "s3:GetObject",
         "s3:PutObject",
+        "s3:PutObjectTagging",
       ],
       "webhooks-api": [...write, "kms:GenerateDataKey"],
       // A presigned download URL is a read of the bundle, signed with the function's role.
@@ -468,8 +598,9 @@ describe("the stack", () => {
         "s3:GetObject",
         "s3:GetObjectVersion",
         "s3:PutObject",
+        "lambda:InvokeFunction",
       ],
-      "crawl-worker": [...write, ...consume, ...list, "s3:PutObject"],
+      "crawl-worker": [...write, ...consume, ...list, "s3:PutObject", "lambda:InvokeFunction"],
       "upload-events-worker": [
         ...write,
         ...consume,
@@ -483,14 +614,17 @@ describe("the stack", () => {
         ...consume,
         ...key,
         ...list,
+        "lambda:InvokeFunction",
         "s3:DeleteObject",
         "s3:GetObject",
         "s3:PutObject",
+        "s3:PutObjectTagging",
       ],
-      "webhooks-worker": [...write, ...consume, "kms:Decrypt"],
+      "webhooks-worker": [...write, ...consume, "kms:Decrypt", "ses:SendEmail"],
       "export-worker": [...write, ...consume, ...list, "s3:GetObject", "s3:PutObject"],
       watchdog: [...write, ...list, "s3:DeleteObject", "s3:GetObject", "s3:PutObject"],
       "competitor-sweep": [...read],
+      "competitor-digest": [...read],
       refresh: [...write],
     };
     for (const fn of [...apiFunctions, ...queueWorkers, ...scheduledFunctions]) {
@@ -859,9 +993,11 @@ describe("deploys", () => {
     }
   });
 
-  it("stays well within CloudFormation's 500 resources per stack", () => {
-    // Every route adds two (its resource and method, its preflight a third): room for many more.
-    expect(Object.keys(resources()).length).toBeLessThan(400);
+  it("stays within CloudFormation's 500 resources per stack", () => {
+    // Every route adds two (its resource and method, its preflight a third), every function about
+    // ten with its alarms: 426 after issues 26–31. The next large addition moves the alarms or
+    // the API's routes into a nested stack (docs/operations.md).
+    expect(Object.keys(resources()).length).toBeLessThan(450);
   });
 
   it("pins in cdk.json every feature flag this aws-cdk-lib recommends, and the stack is built with them", () => {
@@ -890,6 +1026,7 @@ describe("deploys", () => {
       }
     }
     expect(queueWorkers.filter((w) => w.recursion?.allow).map((w) => w.name)).toEqual([
+      "index-worker",
       "crawl-worker",
       "competitor-check-worker",
       "webhooks-worker",
@@ -1138,7 +1275,7 @@ describe("a deploy from another shell", () => {
 
 describe("the API bundles", () => {
   it.each(apiFunctions.map((fn) => [fn.name]))(
-    "%s stays under 1,300 KiB minified, without jsdom",
+    "%s stays under 1,360 KiB minified, without jsdom",
     (name) => {
       const bundle = bundles.get(name);
       expect(bundle?.bytes).toBeGreaterThan(0);
@@ -1165,7 +1302,7 @@ describe("every function's code", () => {
   // What the search engine and jsdom add to each function, measured: the consequences of
   // docs/decisions/0001-search-engine.md. The index worker, with both, is the closest to the limit.
   it.each(
-    [...apiFunctions, ...queueWorkers, ...scheduledFunctions].map(
+    [...apiFunctions, ...queueWorkers, ...scheduledFunctions, ...invokedFunctions].map(
       (fn: BundleRequest) => [fn.name, fn] as const,
     ),
   )("%s fits Lambda's 250 MB unzipped with the packages copied beside it", async (name, fn) => {
