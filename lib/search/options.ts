@@ -16,6 +16,11 @@ export interface SearchIndexOptions {
    * write's cost is bounded by it.
    */
   foldAfterRows?: number;
+  /**
+   * A write of at least this many rows of a family (a large source, or several written together)
+   * becomes a level-0 segment of its own instead of going through the recent table.
+   */
+  segmentWriteRows?: number;
   /** Segments of one level that are merged into one of the next. */
   mergeFactor?: number;
   /** Segments stop merging at this many rows: the largest merge, its time and memory. */
@@ -58,10 +63,11 @@ export function withDefaults(options: SearchIndexOptions): SearchSettings {
     openWorkspacesBytes: 64 * 1024 * 1024,
     indexCacheBytes: 256 * 1024 * 1024,
     foldAfterRows: 2_000,
+    segmentWriteRows: 1_000,
     mergeFactor: 4,
     maxSegmentRows: 500_000,
     copyBatchRows: 20_000,
-    versionGraceSeconds: 30,
+    versionGraceSeconds: 15,
     vectorIndexAfterRows: 5_000,
     minSimilarity: 0.3,
     protectedLexical: 5,

@@ -29,6 +29,11 @@ export class Prewarmer {
     await known.indexedRows;
   }
 
+  /** Forgets the tables not among `live` (a merge dropped them), so the map follows the index. */
+  retain(live: ReadonlySet<string>): void {
+    for (const name of this.warmed.keys()) if (!live.has(name)) this.warmed.delete(name);
+  }
+
   /** Prewarms a version as `warm` says; answers the rows its index holds (-1: not prewarmed). */
   private async prewarm(
     name: string,

@@ -2,7 +2,7 @@ import type { Table as LanceTable } from "@lancedb/lancedb";
 import { type Engine, engine } from "./engine.js";
 import { type SearchFilters, sqlString, wherePredicate } from "./filters.js";
 import type { SearchSettings } from "./options.js";
-import { CHUNKS_FAMILY, HEADING_TERMS, TEXT_TERMS, vectorsFamily } from "./rows.js";
+import { CHUNKS_FAMILY, chunkId, HEADING_TERMS, TEXT_TERMS, vectorsFamily } from "./rows.js";
 import { fuse, lexicalScore, type Ranked, vectorScore } from "./scores.js";
 import { liveTables, RECENT_LEVEL, readRegistry } from "./segments.js";
 import { contentTerms, queryTerms } from "./terms.js";
@@ -42,7 +42,12 @@ interface HitRow {
 }
 
 const MAX_LIMIT = 1000;
-const HIT_COLUMNS = ["id", "source_id", "chunk_index", "text", "heading", "page"];
+/**
+ * The columns a hit is read from: its id is `${source_id}#${chunk_index}`, not read again (each
+ * column of a hit is a request of its own on S3).
+ */
+const STORED_COLUMNS = ["source_id", "chunk_index", "text", "heading", "page"];
+type StoredRow = Omit<HitRow, "id">;
 const HEADING_BOOST = 1.5;
 /** Reciprocal rank fusion's constant below the protected lexical hits (60 is the usual). */
 const RRF_K = 60;
@@ -95,27 +100,38 @@ async function searchOpen(
   const terms = queryTerms(query.text);
   const { vector: queryVector, space } = query;
   if (queryVector === undefined || space === undefined) {
-    const lexical = await lexicalHits(eng, chunks, terms, where, query.limit);
-    return lexical.map(({ row, score }) => ({ ...row, score }));
+    const ranked = await lexicalCandidates(eng, chunks, terms, where, query.limit, "scores");
+    const best = await bestRows(chunks, ranked, query.limit);
+    if (best) return best;
+    // A write in this process moved a table to a newer version between the two reads (a seal
+    // empties the recent table, an optimize compacts it): the row ids found are gone. Scores and
+    // rows are read together instead, from one version of each table.
+    const read = newestById(
+      await lexicalCandidates(eng, chunks, terms, where, query.limit, "rows"),
+    );
+    return read.slice(0, query.limit).map(({ row, score }) => ({ ...(row as HitRow), score }));
   }
   const depth = Math.max(query.limit, settings.candidates);
   // Beside a vector, the lexical side searches the query's content words only: a match on
   // "our" or "with" alone is no evidence, and as a protected lexical hit it would sit above the
   // chunk that answers by meaning.
   const [lexical, vector] = await Promise.all([
-    lexicalHits(eng, chunks, contentTerms(terms), where, depth),
+    lexicalCandidates(eng, chunks, contentTerms(terms), where, depth, "ids").then(newestById),
     nearest(workspace, space, queryVector, where, depth, settings.minSimilarity),
   ]);
-  const rows = new Map(lexical.map(({ row }) => [row.id, row]));
   const fused = fuse(
-    lexical.map(({ row, score }) => ({ id: row.id, score })),
+    lexical.map(({ id, score }) => ({ id: id as string, score })),
     vector,
-    {
-      limit: query.limit,
-      protectedLexical: settings.protectedLexical,
-      rrfK: RRF_K,
-    },
+    { limit: query.limit, protectedLexical: settings.protectedLexical, rrfK: RRF_K },
   );
+  const byId = new Map(lexical.map((candidate) => [candidate.id as string, candidate]));
+  const rows = new Map<string, HitRow>();
+  for (const row of await takeRows(
+    chunks,
+    fused.flatMap(({ id }) => byId.get(id) ?? []),
+  )) {
+    if (row) rows.set(row.id, row);
+  }
   const missing = fused.filter(({ id }) => !rows.has(id)).map(({ id }) => id);
   if (missing.length > 0) {
     const fetched = await Promise.all(
@@ -124,11 +140,11 @@ async function searchOpen(
           table
             .query()
             .where(`id IN (${missing.map(sqlString).join(", ")})`)
-            .select(HIT_COLUMNS)
-            .toArray() as Promise<HitRow[]>,
+            .select(STORED_COLUMNS)
+            .toArray() as Promise<StoredRow[]>,
       ),
     );
-    for (const row of fetched.flat()) rows.set(row.id, plain(row));
+    for (const row of fetched.flat().map(plain)) rows.set(row.id, row);
   }
   return fused.flatMap(({ id, score }) => {
     const row = rows.get(id);
@@ -146,8 +162,10 @@ async function familyTables(
   prewarmMaxRows: number,
 ): Promise<LanceTable[]> {
   const registry = await readRegistry(workspace, false);
+  const live = liveTables(registry.segments, family);
+  if (family === CHUNKS_FAMILY) workspace.prewarmer.retain(new Set(live.map((s) => s.name)));
   const found = await Promise.all(
-    liveTables(registry.segments, family).map(async (segment) => {
+    live.map(async (segment) => {
       const table = await workspace.table(segment.name);
       if (!table) return [];
       if (family === CHUNKS_FAMILY) {
@@ -160,18 +178,40 @@ async function familyTables(
   return found.flat();
 }
 
+/** A lexical match: which table and row, its score, and its chunk id or row when asked for. */
+interface Candidate {
+  /** The table's position among the family's live tables (higher: newer). */
+  table: number;
+  rowId: bigint;
+  score: number;
+  id?: string;
+  row?: HitRow;
+}
+
+/** What a lexical search reads of its matches besides their scores and row ids. */
+type Read = "scores" | "ids" | "rows";
+const READ_COLUMNS: Record<Read, string[]> = {
+  scores: ["_score"],
+  ids: ["id", "_score"],
+  rows: [...STORED_COLUMNS, "_score"],
+};
+
 /**
  * BM25 over a family's chunk tables, each by its index alone (`fastSearch`: rows an index does
- * not hold yet are the ones 0.31 misranks). Each table scores by its own statistics, so a chunk's
- * score may differ a little from table to table.
+ * not hold yet are the ones 0.31 misranks), best first, at most `limit` a table. Each table
+ * scores by its own statistics, so a chunk's score may differ a little from table to table. With
+ * `scores`, only the row ids and scores are read: the index answers them, so a warm search reads
+ * no row of a table whose hits do not make the cut (see `bestRows`); `ids` adds the chunk ids,
+ * `rows` whole hits.
  */
-async function lexicalHits(
+async function lexicalCandidates(
   { lance }: Engine,
   chunks: LanceTable[],
   terms: string[],
   where: string | undefined,
   limit: number,
-): Promise<Array<{ row: HitRow; score: number }>> {
+  read: Read,
+): Promise<Candidate[]> {
   if (terms.length === 0) return [];
   const { BooleanQuery, MatchQuery, Occur, Operator } = lance;
   // One OR match per column over the terms joined by spaces, which the index's whitespace
@@ -186,23 +226,103 @@ async function lexicalHits(
     ],
   ]);
   const found = await Promise.all(
-    chunks.map((table) => {
+    chunks.map(async (table, position) => {
       let search = table
         .search(query)
         .fastSearch()
-        .select([...HIT_COLUMNS, "_score"])
+        .withRowId()
+        .select(READ_COLUMNS[read])
         .limit(limit);
       if (where) search = search.where(where);
-      return search.toArray() as Promise<Array<HitRow & { _score: number }>>;
+      const rows = (await search.toArray()) as Array<
+        Partial<StoredRow> & { _rowid: bigint; _score: number; id?: string }
+      >;
+      return rows.map((found): Candidate => {
+        const candidate = {
+          table: position,
+          rowId: found._rowid,
+          score: lexicalScore(found._score),
+        };
+        if (read === "ids") return { ...candidate, id: found.id as string };
+        if (read === "scores") return candidate;
+        const row = plain(found as StoredRow);
+        return { ...candidate, id: row.id, row };
+      });
     }),
   );
-  // A seal or merge copies rows before the old copies leave, and a write adds a source's new rows
-  // before its old ones leave: an id found in several tables counts once, from the newest.
-  const hits = new Map<string, { row: HitRow; score: number }>();
-  for (const row of found.flat()) {
-    hits.set(row.id, { row: plain(row), score: lexicalScore(row._score) });
+  return found.flat().sort((a, b) => b.score - a.score);
+}
+
+/**
+ * A seal or merge copies rows before the old copies leave, and a write adds a source's new rows
+ * before its old ones leave: an id found in several tables counts once, from the newest table.
+ */
+function newestById<T extends { table: number; id?: string }>(found: T[]): T[] {
+  const newest = new Map<string, T>();
+  for (const item of found) {
+    const held = newest.get(item.id as string);
+    if (!held || item.table > held.table) newest.set(item.id as string, item);
   }
-  return [...hits.values()].sort((a, b) => b.score - a.score).slice(0, limit);
+  return found.filter((item) => newest.get(item.id as string) === item);
+}
+
+/**
+ * The rows of the best `limit` candidates, best first, each chunk once: only the winners' rows
+ * are read. A chunk held by two tables for a moment (see `newestById`) takes two places among
+ * the candidates; the next ones are read to fill the cut. Undefined when a candidate's row is no
+ * longer at its row id (its table moved on since the candidates were found).
+ */
+async function bestRows(
+  chunks: LanceTable[],
+  ranked: Candidate[],
+  limit: number,
+): Promise<SearchHit[] | undefined> {
+  const hits: Array<SearchHit & { table: number }> = [];
+  let next = 0;
+  while (next < ranked.length) {
+    const wanted = limit - new Set(hits.map((hit) => hit.id)).size;
+    if (wanted <= 0) break;
+    const batch = ranked.slice(next, next + wanted);
+    next += batch.length;
+    const rows = await takeRows(chunks, batch);
+    if (rows.includes(undefined)) return undefined;
+    batch.forEach((candidate, i) => {
+      hits.push({ ...(rows[i] as HitRow), score: candidate.score, table: candidate.table });
+    });
+  }
+  return newestById(hits)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, limit)
+    .map(({ table: _table, ...hit }) => hit);
+}
+
+/**
+ * The hit columns of candidates' rows, in the candidates' order: undefined where one is gone, or
+ * where its table's version holds its row id no more (the engine may refuse a take of a file a
+ * compaction replaced).
+ */
+async function takeRows(
+  chunks: LanceTable[],
+  candidates: readonly Candidate[],
+): Promise<Array<HitRow | undefined>> {
+  const byTable = new Map<number, bigint[]>();
+  for (const { table, rowId } of candidates) {
+    byTable.set(table, [...(byTable.get(table) ?? []), rowId]);
+  }
+  const rows = new Map<string, HitRow>();
+  await Promise.all(
+    [...byTable].map(async ([position, rowIds]) => {
+      const table = chunks[position] as LanceTable;
+      const found = (await table
+        .takeRowIds(rowIds)
+        .withRowId()
+        .select(STORED_COLUMNS)
+        .toArray()
+        .catch(() => [])) as Array<StoredRow & { _rowid: bigint }>;
+      for (const row of found) rows.set(`${position}:${row._rowid}`, plain(row));
+    }),
+  );
+  return candidates.map(({ table, rowId }) => rows.get(`${table}:${rowId}`));
 }
 
 /** The nearest vectors over a space's tables, best first; an id in several counts once. */
@@ -236,9 +356,9 @@ async function nearest(
 }
 
 /** A row of the engine's answer as a plain object with only the hit's columns. */
-function plain(row: HitRow): HitRow {
+function plain(row: StoredRow): HitRow {
   return {
-    id: row.id,
+    id: chunkId(row.source_id, row.chunk_index),
     source_id: row.source_id,
     chunk_index: row.chunk_index,
     text: row.text,

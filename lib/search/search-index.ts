@@ -11,7 +11,8 @@ import { writeLocked, writeSources } from "./writes.js";
  * The search index of every workspace, as one process holds it. Open workspaces (a connection and
  * table handles, no rows) are kept for the next search, the least recently used dropped past
  * `openWorkspacesBytes`; the engine's caches of index pages and metadata are one session shared by
- * all of them, bounded by `indexCacheBytes`, so memory does not grow with the corpus.
+ * all of them and by the process's other indexes, bounded by `indexCacheBytes`, so memory grows
+ * neither with the corpus nor with the functions a process runs.
  */
 export class SearchIndex {
   private readonly settings: SearchSettings;

@@ -51,6 +51,7 @@ export type TierSettings = Pick<
   | "vectorIndexAfterRows"
   | "versionGraceSeconds"
   | "copyBatchRows"
+  | "segmentWriteRows"
 >;
 
 /** A segment's level: 0 below `foldAfterRows × mergeFactor` rows, one more per factor above. */
@@ -100,9 +101,11 @@ export class Tiers {
 
   /**
    * Replaces the given sources' rows of a family: the new rows go into its recent table (indexed
-   * at once unless `indexNow` is false, a bulk load's choice), then the sources' older rows leave
-   * the segments that hold them. A search in between may see a source's old and new rows (the
-   * newer counts, see `query.ts`), never neither.
+   * at once unless `indexNow` is false, a bulk load's choice), or, when they are at least
+   * `segmentWriteRows`, into a level-0 segment of their own (a large source, or many written
+   * together, would only pass through the recent table to be copied out again at its seal). Then
+   * the sources' older rows leave the tables that hold them. A search in between may see a
+   * source's old and new rows (each chunk once, see `query.ts`), never neither.
    */
   async replace(
     family: string,
@@ -111,30 +114,67 @@ export class Tiers {
     schema: () => Schema,
     indexNow: boolean,
   ): Promise<void> {
-    const recent = await this.recent(family, rows.length > 0 ? schema : undefined);
-    if (recent) {
-      await recent.checkoutLatest();
-      if (rows.length === 0) await recent.delete(ofSources(sourceIds));
-      else {
-        await recent
-          .mergeInsert("id")
-          .whenMatchedUpdateAll()
-          .whenNotMatchedInsertAll()
-          .whenNotMatchedBySourceDelete({ where: ofSources(sourceIds) })
-          .execute(rows.map((row) => ({ ...row })));
-        if (indexNow) await this.optimize(recent);
-        this.grown.add(family);
+    const written = new Set<string>();
+    if (indexNow && rows.length >= this.settings.segmentWriteRows) {
+      for (const segment of await this.writeSegments(family, rows, schema())) {
+        written.add(segment.name);
+      }
+      const recent = await this.recent(family, undefined);
+      if (recent) {
+        await recent.checkoutLatest();
+        await recent.delete(ofSources(sourceIds));
+      }
+    } else {
+      const recent = await this.recent(family, rows.length > 0 ? schema : undefined);
+      if (recent) {
+        await recent.checkoutLatest();
+        if (rows.length === 0) await recent.delete(ofSources(sourceIds));
+        else {
+          await recent
+            .mergeInsert("id")
+            .whenMatchedUpdateAll()
+            .whenNotMatchedInsertAll()
+            .whenNotMatchedBySourceDelete({ where: ofSources(sourceIds) })
+            .execute(rows.map((row) => ({ ...row })));
+          if (indexNow) await this.reindex(family, recent);
+          this.grown.add(family);
+        }
       }
     }
-    const written = new Set(sourceIds);
+    const replaced = new Set(sourceIds);
     for (const segment of this.live(family)) {
-      if (segment.level === RECENT_LEVEL) continue;
-      const held = segment.sources.filter((id) => written.has(id));
+      if (segment.level === RECENT_LEVEL || written.has(segment.name)) continue;
+      const held = segment.sources.filter((id) => replaced.has(id));
       if (held.length === 0) continue;
       const table = await this.table(segment.name);
       await table.checkoutLatest();
       await table.delete(ofSources(held));
     }
+  }
+
+  /** Writes rows as new level-0 segments (one unless past `maxSegmentRows`), registered. */
+  private async writeSegments(
+    family: string,
+    rows: ReadonlyArray<ChunkRow | VectorRow>,
+    schema: Schema,
+  ): Promise<Segment[]> {
+    const { makeArrowTable } = this.eng.lance;
+    const batchRows = this.settings.copyBatchRows;
+    const batches = (async function* () {
+      for (let offset = 0; offset < rows.length; offset += batchRows) {
+        const batch = rows.slice(offset, offset + batchRows).map((row) => ({ ...row }));
+        yield makeArrowTable(batch, { schema });
+      }
+    })();
+    const created: Segment[] = [];
+    for (;;) {
+      const segment = await this.write(family, schema, batches, this.settings.maxSegmentRows);
+      if (!segment) break;
+      created.push(segment);
+    }
+    this.segments.push(...created);
+    await this.commit();
+    return created;
   }
 
   /**
@@ -178,7 +218,7 @@ export class Tiers {
     }
     await this.commit();
     await recent.delete("true");
-    await this.optimize(recent);
+    await this.optimize(recentTable(family), recent);
   }
 
   /** Merges the oldest segments of the lowest level that has `mergeFactor` of them; answers whether it did. */
@@ -204,14 +244,27 @@ export class Tiers {
   private async merge(family: string, inputs: Segment[]): Promise<void> {
     const tables = await Promise.all(inputs.map((s) => this.table(s.name)));
     const batchRows = this.settings.copyBatchRows;
+    // Rows of several inputs go out together, a batch at a time: each batch becomes one file of
+    // the segment, and a search reads each file a hit is in (a request per column on S3).
     const batches = (async function* () {
+      let pending: ArrowTable[] = [];
+      let pendingRows = 0;
       for (const table of tables) {
         await table.checkoutLatest();
         const rows = await table.countRows();
-        for (let offset = 0; offset < rows; offset += batchRows) {
-          yield await table.query().offset(offset).limit(batchRows).toArrow();
+        for (let offset = 0; offset < rows; ) {
+          const take = Math.min(batchRows - pendingRows, rows - offset);
+          pending.push(await table.query().offset(offset).limit(take).toArrow());
+          offset += take;
+          pendingRows += take;
+          if (pendingRows >= batchRows) {
+            yield concatenated(pending);
+            pending = [];
+            pendingRows = 0;
+          }
         }
       }
+      if (pending.length > 0) yield concatenated(pending);
     })();
     const schema = await (tables[0] as LanceTable).schema();
     const merged = await this.write(family, schema, batches, Number.POSITIVE_INFINITY);
@@ -303,12 +356,40 @@ export class Tiers {
   }
 
   /**
+   * Brings a recent table's indexes up to its rows. At most once a grace period (per table, in
+   * this process) that is an optimize, which also compacts the table and removes its versions
+   * older than the grace; in between, the indexes are rebuilt over its rows (at most
+   * `foldAfterRows` and a write's), which costs a few requests where an optimize reads every
+   * manifest the table kept (about a hundred during an import).
+   */
+  private async reindex(family: string, table: LanceTable): Promise<void> {
+    const name = recentTable(family);
+    const last = this.workspace.optimizedAt.get(name);
+    if (last === undefined || this.now() - last >= this.settings.versionGraceSeconds * 1000) {
+      await this.optimize(name, table);
+      return;
+    }
+    if (!isVectorFamily(family)) {
+      for (const column of INDEXED_COLUMNS) {
+        await table.createIndex(column, {
+          config: fullText(this.eng),
+          name: indexName(column),
+          replace: true,
+        });
+      }
+    }
+  }
+
+  /**
    * Folds a recent table's new rows into its indexes and compacts it, removing versions older
    * than the grace: a reader holds a version at most `readConsistencySeconds` old.
    */
-  private async optimize(table: LanceTable): Promise<void> {
-    const before = new Date(this.now() - this.settings.versionGraceSeconds * 1000);
-    await table.optimize({ cleanupOlderThan: before });
+  private async optimize(name: string, table: LanceTable): Promise<void> {
+    const now = this.now();
+    await table.optimize({
+      cleanupOlderThan: new Date(now - this.settings.versionGraceSeconds * 1000),
+    });
+    this.workspace.optimizedAt.set(name, now);
   }
 
   /** The family's recent table; created (and registered) when `schema` is given and there is none. */
@@ -353,6 +434,9 @@ export class Tiers {
     await commitRegistry(this.eng, this.workspace, this.segments);
   }
 }
+
+const concatenated = (tables: ArrowTable[]): ArrowTable =>
+  (tables[0] as ArrowTable).concat(...tables.slice(1));
 
 /** The full-text index of a chunk column: the terms are prepared by `terms.ts`, split on spaces. */
 function fullText({ lance }: Engine) {

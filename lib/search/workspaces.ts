@@ -18,6 +18,8 @@ export class OpenWorkspace {
   readonly tables = new Map<string, Promise<LanceTable | undefined>>();
   /** Its chunk tables' full-text indexes held in the engine's cache (see `Prewarmer.warm`). */
   readonly prewarmer = new Prewarmer();
+  /** When this process last optimized each recent table (see `Tiers.reindex`). */
+  readonly optimizedAt = new Map<string, number>();
   /** The registry of its tables as last read, and whether with each segment's sources. */
   registry: { registry: Registry; withSources: boolean } | undefined;
   /** The highest generation a search brought, and the refresh of the open tables it started. */
@@ -81,17 +83,19 @@ type WorkspaceSettings = Pick<
 const CONNECTION_BYTES = 64 * 1024;
 const TABLE_BYTES = 256 * 1024;
 
+/** The engine's caches, one for the process (see `Workspaces.connect`). */
+let processSession: Session | undefined;
+
 /**
  * The workspaces a process has open (a connection and table handles, no rows), kept for the next
  * search, the least recently used dropped once their estimated memory passes
  * `openWorkspacesBytes`: a process keeps many small workspaces open or fewer large ones (a large
  * one has more segments). The engine's caches of index pages and metadata are one session shared
- * by all of them, bounded by `indexCacheBytes`.
+ * by all of them and by every other index of the process, bounded by `indexCacheBytes`.
  */
 export class Workspaces {
   private readonly open: LRUCache<string, Promise<OpenWorkspace>>;
   private readonly footprints = new Map<string, () => number>();
-  private session: Session | undefined;
 
   constructor(private readonly settings: WorkspaceSettings) {
     this.open = new LRUCache({
@@ -126,9 +130,11 @@ export class Workspaces {
 
   private async connect(workspaceId: string): Promise<OpenWorkspace> {
     const { lance } = await engine();
-    // One session for every workspace: the engine's index and metadata caches have one bound
-    // (its defaults are 6 GB and 1 GB), however many workspaces this process opens.
-    this.session ??= new lance.Session(
+    // One session for every workspace and every index of the process: the engine's index and
+    // metadata caches have one bound (its defaults are 6 GB and 1 GB), however many workspaces
+    // it opens, and however many functions share the process (the local runtime runs them all
+    // in one, each with its own SearchIndex). The first index's bound is the process's.
+    processSession ??= new lance.Session(
       BigInt(this.settings.indexCacheBytes),
       BigInt(Math.ceil(this.settings.indexCacheBytes / 4)),
     );
@@ -136,7 +142,7 @@ export class Workspaces {
     const options = storageOptions(this.settings.location.s3);
     const db = await lance.connect(`${base}/${workspaceId}`, {
       readConsistencyInterval: this.settings.readConsistencySeconds,
-      session: this.session,
+      session: processSession,
       ...(options ? { storageOptions: options } : {}),
     });
     const workspace: OpenWorkspace = new OpenWorkspace(db, () => {

@@ -138,6 +138,49 @@ describe("the tiers a workspace's rows live in", () => {
     expect(await index.search(ws, { text: "versions", limit: 100 })).toHaveLength(16);
   });
 
+  it("writes a large source as a segment of its own, and its older rows leave the other tables", async () => {
+    const ws = "ws_direct";
+    const index = indexOn(stores, stores.disk, { foldAfterRows: 40, segmentWriteRows: 20 });
+    await index.replaceSource(ws, batch(0, "small", 10));
+    await index.replaceSource(ws, batch(1, "small", 10));
+    expect(await shape(ws)).toEqual(["recent"]);
+    // 30 rows: a level-0 segment at once, the recent table left as it was.
+    await index.replaceSource(ws, batch(2, "large", 30));
+    expect(await shape(ws)).toEqual(["0:30", "recent"]);
+    // Source 1 written again, large: its small rows leave the recent table.
+    await index.replaceSource(ws, batch(1, "again", 25));
+    expect(await shape(ws)).toEqual(["0:30", "0:25", "recent"]);
+    // And source 2 again: its rows leave the first segment by a deletion.
+    await index.replaceSource(ws, batch(2, "third", 20));
+    expect(await shape(ws)).toEqual(["0:30", "0:25", "0:20", "recent"]);
+    const found = async (text: string) => ids(await index.search(ws, { text, limit: 100 })).sort();
+    expect(await found("small")).toEqual(
+      batch(0, "small", 10)
+        .chunks.map((_, i) => `kb_0#${i}`)
+        .sort(),
+    );
+    expect(await found("again")).toHaveLength(25);
+    expect(await found("third")).toHaveLength(20);
+    expect(await found("large")).toEqual([]);
+    const hits = await index.search(ws, { text: "again 1 24", limit: 1 });
+    expect(hits[0]).toMatchObject({ id: "kb_1#24", text: "again 1 24" });
+  });
+
+  it("rebuilds the recent table's indexes at each write, and prunes its versions once a grace", async () => {
+    const ws = "ws_reindex";
+    const index = indexOn(stores, stores.disk, { foldAfterRows: 1000, versionGraceSeconds: 3600 });
+    for (let n = 0; n < 8; n++) {
+      await index.replaceSource(ws, batch(n, "rebuilt", 2));
+      // Searched by the index alone: a row the rebuild missed would not be found.
+      expect(await index.search(ws, { text: `rebuilt ${n}`, limit: 100 })).toHaveLength(
+        2 * (n + 1),
+      );
+    }
+    const recent = await (await openDatabase(stores.disk, ws)).openTable("recent_chunks");
+    // The first write optimized; none since (within the grace) read and pruned the versions.
+    expect((await recent.listVersions()).length).toBeGreaterThan(8);
+  });
+
   it("gives a vector segment an approximate index once it is large, and still finds by it", async () => {
     const ws = "ws_ann";
     const index = indexOn(stores, stores.disk, {

@@ -1,8 +1,10 @@
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Table as LanceTable } from "@lancedb/lancedb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SearchHit, SearchLocation } from "../../lib/search/index.js";
-import { doc, indexOn, type SearchStores, startSearchStores } from "./support.js";
+import { Prewarmer } from "../../lib/search/prewarm.js";
+import { doc, indexOn, registryOf, type SearchStores, startSearchStores } from "./support.js";
 
 /**
  * What a warm search reads from S3, counted by a proxy in front of the emulator: with its chunk
@@ -143,6 +145,37 @@ describe("a warm search on S3", () => {
     }
   });
 
+  it("reads the rows of its winners only: none of a segment whose hits miss the cut", async () => {
+    const ws = "ws_winners";
+    const writer = indexOn(stores, stores.s3);
+    // Two segments: sources 0–4 in the first, 5–9 in the second.
+    for (const half of [corpus.slice(0, 5), corpus.slice(5)]) {
+      await writer.replaceSources(ws, half, { maintain: false });
+      await writer.optimize(ws);
+    }
+    const segments = (await registryOf(stores.s3, ws)).filter(
+      (table) => table.level >= 0 && table.retired_at === 0,
+    );
+    expect(segments).toHaveLength(2);
+    const reader = indexOn(stores, recorder.location);
+    await reader.search(ws, { text: "s0", limit: 1, generation: 1 });
+    recorder.reset();
+    // `c2` is in both segments' rows; `s1` only in the first's: the second has hits, none of them
+    // the best one.
+    const hits = await reader.search(ws, { text: "s1 c2", limit: 1, generation: 1 });
+    expect(ids(hits)).toEqual(["kb_1#2"]);
+    expect(hits[0]).toMatchObject({
+      source_id: "kb_1",
+      chunk_index: 2,
+      text: "s1 c2 shared words",
+    });
+    const dataReads = (name: string) =>
+      recorder.reads.filter((path) => path.includes(`/${name}.lance/data/`)).length;
+    const [first, second] = segments.map((table) => dataReads(table.name));
+    expect(first).toBeGreaterThan(0);
+    expect(second).toBe(0);
+  });
+
   it("reads the indexes on every search where the chunk tables are larger than prewarmMaxRows", async () => {
     const ws = "ws_prewarm_large";
     const writer = indexOn(stores, stores.s3);
@@ -155,5 +188,36 @@ describe("a warm search on S3", () => {
       "kb_2#3",
     ]);
     expect(indexReads(recorder, "chunks")).toBeGreaterThan(0);
+  });
+});
+
+describe("the prewarmer's memory of tables", () => {
+  /** A table that counts its prewarms: the engine's answers the prewarmer reads, no store. */
+  const table = () => {
+    const calls = { prewarms: 0 };
+    const fake = {
+      version: async () => 1,
+      countRows: async () => 10,
+      indexStats: async () => ({ numIndexedRows: 10 }),
+      prewarmIndex: async () => {
+        calls.prewarms++;
+      },
+    };
+    return { calls, table: fake as unknown as LanceTable };
+  };
+
+  it("prewarms a version once, and forgets the tables a merge dropped", async () => {
+    const prewarmer = new Prewarmer();
+    const a = table();
+    const b = table();
+    await prewarmer.warm("a", a.table, 100, false);
+    await prewarmer.warm("b", b.table, 100, false);
+    await prewarmer.warm("a", a.table, 100, false);
+    expect([a.calls.prewarms, b.calls.prewarms]).toEqual([2, 2]);
+    prewarmer.retain(new Set(["a"]));
+    await prewarmer.warm("a", a.table, 100, false);
+    await prewarmer.warm("b", b.table, 100, false);
+    // `a` was kept, so not prewarmed again; `b` was forgotten, so seen afresh.
+    expect([a.calls.prewarms, b.calls.prewarms]).toEqual([2, 4]);
   });
 });
