@@ -33,26 +33,26 @@ export type Deferred = "deferred" | "given up";
  */
 export const SLOT_HEARTBEAT_MS = 15_000;
 
+/** A slot held while work runs: its lease renewed on the real clock until `release`. */
+interface Held {
+  release(): Promise<void>;
+}
+
 /**
- * Runs `work` in one of the message's workspace's slots. On the real clock the slot is leased for
- * `SLOT_HEARTBEAT_MS` and renewed while the work runs; on an injected clock (the simulation),
- * which no timer follows, for `leaseMs` (longer than the work can run). When the workspace holds
- * all its slots, the message is not run: it is sent back to its queue with a growing delay and
- * this delivery succeeds (`deferred`), so it
- * occupies no worker while it waits and its receive count (what dead-letters it) does not move.
- * Past `maxDeferrals` it is dropped (`given up`).
+ * Takes one of the workspace's slots: on the real clock leased for `SLOT_HEARTBEAT_MS` and renewed
+ * every third of it until released; on an injected clock (the simulation), which no timer
+ * follows, for `leaseMs` (longer than the work can run). Undefined when the workspace holds all.
  */
-export async function inFairShare<M extends Deferrable, R>(
-  share: FairShare<M>,
-  message: M,
+async function holdSlot(
+  share: Pick<FairShare<Deferrable>, "slots" | "now">,
+  workspaceId: string,
   leaseMs: number,
-  work: () => Promise<R>,
-): Promise<R | Deferred> {
+): Promise<Held | undefined> {
   const clock = share.now ?? Date.now;
   const term = share.now ? leaseMs : Math.min(leaseMs, SLOT_HEARTBEAT_MS);
   const now = clock();
-  const lease = await share.slots.acquire(message.workspaceId, now, now + term);
-  if (!lease) return defer(share, message);
+  const lease = await share.slots.acquire(workspaceId, now, now + term);
+  if (!lease) return undefined;
   const heartbeat = share.now
     ? undefined
     : setInterval(() => {
@@ -63,14 +63,68 @@ export async function inFairShare<M extends Deferrable, R>(
           });
         });
       }, term / 3);
+  return {
+    async release() {
+      clearInterval(heartbeat);
+      await share.slots.release(lease).catch((err) => {
+        logger.warn("workspace slot not released; its lease will end it", { ...lease, error: err });
+      });
+    },
+  };
+}
+
+/**
+ * Runs `work` in one of the message's workspace's slots (see `holdSlot`). When the workspace
+ * holds all its slots, the message is not run: it is sent back to its queue with a growing delay
+ * and this delivery succeeds (`deferred`), so it occupies no worker while it waits and its
+ * receive count (what dead-letters it) does not move. Past `maxDeferrals` it is dropped
+ * (`given up`).
+ */
+export async function inFairShare<M extends Deferrable, R>(
+  share: FairShare<M>,
+  message: M,
+  leaseMs: number,
+  work: () => Promise<R>,
+): Promise<R | Deferred> {
+  const held = await holdSlot(share, message.workspaceId, leaseMs);
+  if (!held) return defer(share, message);
   try {
     return await work();
   } finally {
-    clearInterval(heartbeat);
-    await share.slots.release(lease).catch((err) => {
-      logger.warn("workspace slot not released; its lease will end it", { ...lease, error: err });
-    });
+    await held.release();
   }
+}
+
+/**
+ * One invocation's fair share, for the workers whose share counts invocations (index and crawl:
+ * `lib/limits/worker-shares.ts`): the records of one workspace in a batch run together, so they
+ * hold one slot between them, taken by the first and given back when the last ends, and are all
+ * put back when none is free. A slot per record instead made a workspace's share its slots'
+ * number of records: a lone crawl's batches of 5 ran 4 pages and sent the rest back to wait out
+ * doubling delays while the worker stood idle (bench figure 4). Make one per batch.
+ */
+export function invocationShare<M extends Deferrable>(share: FairShare<M>, leaseMs: number) {
+  const holds = new Map<string, { held: Promise<Held | undefined>; users: number }>();
+  return async <R>(message: M, work: () => Promise<R>): Promise<R | Deferred> => {
+    const { workspaceId } = message;
+    let hold = holds.get(workspaceId);
+    if (!hold) {
+      hold = { held: holdSlot(share, workspaceId, leaseMs), users: 0 };
+      holds.set(workspaceId, hold);
+    }
+    const mine = hold;
+    mine.users++;
+    try {
+      const held = await mine.held;
+      if (!held) return await defer(share, message);
+      return await work();
+    } finally {
+      if (--mine.users === 0) {
+        holds.delete(workspaceId);
+        await (await mine.held.catch(() => undefined))?.release();
+      }
+    }
+  };
 }
 
 async function defer<M extends Deferrable>(share: FairShare<M>, message: M): Promise<Deferred> {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Checker } from "../../lib/competitors/check.js";
 import type { Competitors } from "../../lib/competitors/competitors.js";
 import { runQueuedCheck } from "../../lib/competitors/sweep.js";
-import { inFairShare } from "../../lib/limits/fair-share.js";
+import { inFairShare, invocationShare } from "../../lib/limits/fair-share.js";
 import { deferDelaySeconds, workerShare } from "../../lib/limits/shares.js";
 import { WORKER_SHARES } from "../../lib/limits/worker-shares.js";
 import { WorkspaceSlots } from "../../lib/limits/workspace-slots.js";
@@ -63,6 +63,63 @@ describe("a workspace's share of a shared worker", () => {
       "indexed",
     );
     expect(aws.queues.pending("fair-run")).toEqual([]);
+  });
+
+  it("runs a batch's records of one workspace in one slot, and puts back the next batch's while it is held", async () => {
+    const queue = aws.queue<IndexMessage>("fair-batch");
+    const slots = new WorkspaceSlots(aws.table, "BATCHSLOT#", 1);
+    const share = {
+      slots,
+      queue,
+      deferSeconds: 5,
+      metrics: { deferred: "SourcesDeferred" },
+    } as const;
+    const first = invocationShare(share, 60_000);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let running = 0;
+    // Five records of one workspace in one batch, as the batch processor runs them: together.
+    const batch = Promise.all(
+      Array.from({ length: 5 }, () =>
+        first(index("ws_batch"), async () => {
+          running++;
+          await held;
+          return "indexed";
+        }),
+      ),
+    );
+    await expect.poll(() => running).toBe(5);
+    // Another invocation (batch) of the same workspace finds its one slot held.
+    const second = invocationShare(share, 60_000);
+    expect(await second(index("ws_batch"), async () => "ran")).toBe("deferred");
+    // Another workspace has slots of its own.
+    expect(await second(index("ws_other"), async () => "ran")).toBe("ran");
+    release();
+    expect(await batch).toEqual(Array(5).fill("indexed"));
+    // The last record of the batch gave the slot back.
+    expect(await invocationShare(share, 60_000)(index("ws_batch"), async () => "ran")).toBe("ran");
+    expect(aws.queues.pending("fair-batch")).toHaveLength(1);
+  });
+
+  it("gives a batch's shared slot back when its records throw", async () => {
+    const slots = new WorkspaceSlots(aws.table, "THROWSLOT#", 1);
+    const share = {
+      slots,
+      queue: aws.queue<IndexMessage>("fair-throw"),
+      deferSeconds: 5,
+      metrics: { deferred: "SourcesDeferred" },
+    } as const;
+    const inShare = invocationShare(share, 60_000);
+    const outcomes = await Promise.allSettled([
+      inShare(index("ws_throw"), async () => {
+        throw new Error("boom");
+      }),
+      inShare(index("ws_throw"), async () => "indexed"),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled"]);
+    expect(await invocationShare(share, 60_000)(index("ws_throw"), async () => "ran")).toBe("ran");
   });
 
   it("puts a message over its workspace's share back in its queue, delayed more each time, and runs nothing", async () => {
