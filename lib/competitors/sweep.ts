@@ -81,7 +81,7 @@ export async function sweepAll(
   admit: (workspaceId: string) => Promise<boolean> = async () => true,
   /** The sweep's scheduled time: which hour's competitors are due. */
   at: Date = new Date(),
-  /** The clock the spread's times are read from (the simulation's runs faster). */
+  /** The clock the spread's times are read from (the fairness simulation's is virtual). */
   now: () => number = Date.now,
 ): Promise<number> {
   const started = now();

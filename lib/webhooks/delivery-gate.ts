@@ -131,15 +131,20 @@ export class DeliveryGate {
   }
 }
 
-/** The gate the webhooks worker runs with: the capacity model's breaker and workspace share. */
+/**
+ * The gate the webhooks worker runs with: the capacity model's breaker and workspace share, on
+ * `now` (the fairness simulation's is virtual).
+ */
 export const deliveryGate = (
   table: Table,
   queue: Queue<WebhookMessage>,
   attemptTimeoutMs = WEBHOOK_CAPACITY.attemptTimeoutMs,
+  now?: () => number,
 ) =>
   new DeliveryGate({
     circuits: new EndpointCircuits(table),
     slots: new WorkspaceSlots(table, WEBHOOK_SLOT_PREFIX, WEBHOOK_CAPACITY.perWorkspace),
     queue,
     attemptTimeoutMs,
+    ...(now ? { now } : {}),
   });

@@ -40,6 +40,8 @@ export interface DelivererDeps {
   consoleUrl?: string | undefined;
   /** Email endpoints' digests: how mail leaves, its sender, and the events a digest reads. */
   mail?: { mailer: Mailer; from: string | undefined; digests: DigestSource } | undefined;
+  /** The clock attempts are due and retried by (the fairness simulation's is virtual). */
+  now?: () => number;
 }
 
 /** How one attempt went: the receiver's status and answer, or why it failed. */
@@ -75,7 +77,12 @@ export type DeliveryOutcome = AttemptResult | "waiting" | "dropped" | "deferred"
  * more than its share): otherwise its delivery is deferred (delivery-gate.ts).
  */
 export class WebhookDeliverer {
-  constructor(private readonly deps: DelivererDeps) {}
+  private readonly now: () => number;
+
+  constructor(private readonly deps: DelivererDeps) {
+    // Date read at each call, not here: a test that fakes Date after this loads moves it too.
+    this.now = deps.now ?? (() => Date.now());
+  }
 
   /**
    * A handler for the records of one invocation that must end by `deadline` (epoch ms): those of
@@ -86,6 +93,7 @@ export class WebhookDeliverer {
       (m, d, mayAttempt) => this.handle(m, d, mayAttempt),
       this.deps.gate.leaseMs,
       deadline,
+      this.now,
     );
   }
 
@@ -95,7 +103,7 @@ export class WebhookDeliverer {
     mayAttempt = true,
   ): Promise<DeliveryOutcome> {
     const { endpoints, queue } = this.deps;
-    const wait = (message.notBefore ?? 0) - Date.now();
+    const wait = (message.notBefore ?? 0) - this.now();
     if (wait > 1000) {
       await queue.send(message, wait / 1000);
       return "waiting";
@@ -121,7 +129,7 @@ export class WebhookDeliverer {
         {
           ...message,
           attempt: message.attempt + 1,
-          notBefore: Date.now() + delay * 1000,
+          notBefore: this.now() + delay * 1000,
           deferrals: 0,
         },
         delay,
