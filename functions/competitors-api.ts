@@ -1,5 +1,4 @@
 import { handle } from "hono/aws-lambda";
-import { battlecardRoutes } from "../lib/competitors/battlecard-routes.js";
 import { competitorsRoutes } from "../lib/competitors/routes.js";
 import { competitorServices } from "../lib/compose/competitors-api.js";
 import { loadConfig } from "../lib/config.js";
@@ -17,7 +16,6 @@ export const app = createServiceApp({
       checksQueue: services.stores.checksQueue,
       allowPrivate: services.config.ALLOW_PRIVATE_URLS,
     }),
-    battlecardRoutes(services),
   ],
 });
 

@@ -6,6 +6,7 @@ import { denyAll } from "../lib/http/auth.js";
 import { docsModule } from "../lib/http/docs.js";
 import { getHealth, healthModule } from "../lib/http/health.js";
 import { artifactsContract } from "../lib/intel/artifacts/contract.js";
+import { battlecardContract } from "../lib/intel/battlecard/contract.js";
 import { brandContract } from "../lib/intel/brand/contract.js";
 import { chatContract } from "../lib/intel/chat/contract.js";
 import { generateContract } from "../lib/intel/generate/contract.js";
@@ -31,6 +32,7 @@ export const documentedRoutes = [
   ...chatContract,
   ...generateContract,
   ...artifactsContract,
+  ...battlecardContract,
   ...webhooksContract,
   ...usageContract,
   ...exportContract,

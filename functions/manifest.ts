@@ -7,6 +7,7 @@ import type { ServiceApp } from "../lib/http/app.js";
 import { VIEWER_FILE } from "../lib/http/docs.js";
 import { getHealth } from "../lib/http/health.js";
 import { artifactsContract } from "../lib/intel/artifacts/contract.js";
+import { battlecardContract } from "../lib/intel/battlecard/contract.js";
 import { brandContract } from "../lib/intel/brand/contract.js";
 import { chatContract } from "../lib/intel/chat/contract.js";
 import { generateContract } from "../lib/intel/generate/contract.js";
@@ -158,18 +159,19 @@ export const apiFunctions: ApiFunction[] = [
       ...chatContract,
       ...generateContract,
       ...artifactsContract,
+      ...battlecardContract,
       ...usageContract,
     ],
-    // The competitor module reads a tracked competitor's latest snapshot.
+    // The competitor module and the battlecard read a tracked competitor's latest snapshot.
     access: {
       table: "readWrite",
       bucket: { search: ["read"], competitors: ["read"] },
       model: true,
     },
     memoryMb: 1024,
-    // `docx` writes an artifact's DOCX export: bundled, it would add 296 KiB (1,527 KiB, over the
-    // budget) parsed at every cold start for a rare request, so it is installed beside the bundle
-    // and imported when a DOCX is asked for.
+    // `docx` writes an artifact's and a battlecard's DOCX export: bundled, it would add 296 KiB
+    // (1,527 KiB, over the budget) parsed at every cold start for a rare request, so it is
+    // installed beside the bundle and imported when a DOCX is asked for.
     nodeModules: [...SEARCH_ENGINE, "docx"],
     load: () => import("./intel-api.js"),
   },
@@ -183,8 +185,7 @@ export const apiFunctions: ApiFunction[] = [
       sends: ["checks", "webhooks"],
       model: true,
     },
-    // `docx` writes a battlecard's DOCX, installed beside the bundle as for intel-api.
-    nodeModules: [...RENDER_CLIENT, "docx"],
+    nodeModules: RENDER_CLIENT,
     load: () => import("./competitors-api.js"),
   },
   {

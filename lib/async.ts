@@ -56,3 +56,12 @@ export function limiter(limit: number) {
     }
   };
 }
+
+/** `work`, or a rejection (`no answer within {ms} ms`) once `ms` have passed without its answer. */
+export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,4 +1,4 @@
-import { mapLimit } from "../async.js";
+import { mapLimit, withTimeout } from "../async.js";
 import { logger } from "../log.js";
 import { count } from "../metrics.js";
 import type { SafeFetcher } from "../web/fetch.js";
@@ -128,14 +128,6 @@ function carryOver(fresh: Facts, previous: Snapshot | undefined) {
     }
   }
   return { facts, carried, distrusted };
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**

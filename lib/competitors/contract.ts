@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { ExportQuery, exportAnswer } from "../files/export-file.js";
 import {
   commonErrors,
   cursorParam,
@@ -628,18 +627,6 @@ export const testAlertRule = createRoute({
   },
 });
 
-export const competitorBattlecard = createRoute({
-  operationId: "getCompetitorBattlecard",
-  method: "get",
-  path: "/api/intel/competitors/{id}/battlecard",
-  tags,
-  summary: "Download a competitor's battlecard as Markdown or DOCX",
-  description:
-    "What sales opens in a call: the competitor's headline, claims and plans from the latest snapshot, the brand profile's differentiators and plans beside them, open roles and posts, and the ten latest changes.",
-  request: { params: CompetitorId, query: ExportQuery },
-  responses: { 200: exportAnswer, ...commonErrors },
-});
-
 export const competitorsContract = [
   createCompetitor,
   listCompetitors,
@@ -656,5 +643,4 @@ export const competitorsContract = [
   createAlertRule,
   testAlertRule,
   deleteAlertRule,
-  competitorBattlecard,
 ];

@@ -1,7 +1,6 @@
 import { API_CHECK_LIMITS } from "../competitors/check.js";
 import { createCompetitorServices } from "../competitors/services.js";
 import type { Config } from "../config.js";
-import { BrandProfiles } from "../intel/brand/profiles.js";
 import { apiBase } from "./api-base.js";
 import { briefWriterOf } from "./briefs.js";
 import { fetcherOf } from "./fetcher.js";
@@ -18,8 +17,6 @@ export function competitorServices(config: Config) {
   const briefWriter = briefWriterOf(config, shared.stores.table, shared.quotas);
   return {
     ...shared,
-    // Read by the battlecard, which sets the workspace's own plans beside the competitor's.
-    brands: new BrandProfiles(shared.stores.table),
     ...createCompetitorServices({
       table: shared.stores.table,
       blobs: shared.stores.blobs,

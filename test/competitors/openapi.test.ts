@@ -13,7 +13,6 @@ describe("the competitor routes' OpenAPI reference", () => {
       "/api/intel/competitors",
       "/api/intel/competitors/check-all",
       "/api/intel/competitors/{id}",
-      "/api/intel/competitors/{id}/battlecard",
       "/api/intel/competitors/{id}/check",
       "/api/intel/competitors/{id}/history",
       "/api/intel/competitors/{id}/prices",

@@ -54,7 +54,7 @@ const output = z
   .openapi("CompetitorOutput");
 
 /** `www.rival-labs.com` -> "rival labs rival-labs.com": how passages name a company, and its site. */
-function brandWords(input: string | undefined): string | undefined {
+export function brandWords(input: string | undefined): string | undefined {
   if (!input) return undefined;
   const { domain } = normalizeDomain(input);
   return `${domain.split(".")[0]?.replaceAll("-", " ")} ${domain}`;
