@@ -39,12 +39,12 @@ const asset = (body: string, type: string): Asset => ({
 });
 
 export interface ConsoleOptions {
-  /** Origins the page may send presigned uploads to, besides S3's own (the local emulator). */
+  /** Origins the page may send presigned uploads to: the bucket's (`bucketOrigin`), or the emulator's. */
   uploadOrigins?: string[];
 }
 
 export function consoleRoutes(options: ConsoleOptions = {}): Module {
-  const connect = ["'self'", "https://*.amazonaws.com", ...(options.uploadOrigins ?? [])];
+  const connect = ["'self'", ...(options.uploadOrigins ?? [])];
   // No inline script or style anywhere, so a script injected into a page could not run, and the
   // key in sessionStorage could be sent nowhere but this API and the upload storage.
   const csp = contentSecurityPolicy({

@@ -1,9 +1,13 @@
 import { readFile } from "node:fs/promises";
+import { S3Client } from "@aws-sdk/client-s3";
 import { describe, expect, it } from "vitest";
 import { app } from "../../functions/console-web.js";
 import { CONSOLE_CSS, CONSOLE_JS } from "../../lib/console/assets.generated.js";
 import { ASSETS_MODULE, assetsModule, buildConsole } from "../../lib/console/build.js";
 import { consoleRoutes } from "../../lib/console/routes.js";
+import { Blobs } from "../../lib/store/blobs.js";
+import { bucketOrigin } from "../../lib/store/bucket-origin.js";
+import { presignPost } from "../../lib/store/presigned-post.js";
 
 /** What the console function serves, and that it serves the current build of lib/console/app. */
 
@@ -34,13 +38,33 @@ describe("the console function", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const csp = res.headers.get("content-security-policy") ?? "";
     expect(csp).toContain("script-src 'self';");
-    expect(csp).toContain("connect-src 'self' https://*.amazonaws.com http://127.0.0.1:4569;");
+    expect(csp).toContain("connect-src 'self' http://127.0.0.1:4569;");
+    expect(csp).not.toContain("*.amazonaws.com");
     expect(csp).not.toContain("unsafe-inline");
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     const html = await res.text();
     // Relative paths: the page works under API Gateway's stage path as at the local root.
     expect(html).toContain('src="console/app.js"');
     expect(html).toContain('href="console/app.css"');
+  });
+
+  it("names the bucket's own host as the one place uploads may go on AWS", async () => {
+    const origin = bucketOrigin("kb-intel-bucket83908e77-abc", "eu-west-1");
+    expect(origin).toBe("https://kb-intel-bucket83908e77-abc.s3.eu-west-1.amazonaws.com");
+    expect(bucketOrigin("with.dots", "us-east-1")).toBe("https://s3.us-east-1.amazonaws.com");
+    // The origin the SDK's own presigned POST goes to, whatever its region.
+    const s3 = new S3Client({
+      region: "eu-west-1",
+      credentials: { accessKeyId: "a", secretAccessKey: "b" },
+    });
+    const { url } = await presignPost(new Blobs(s3, "kb-intel-bucket83908e77-abc"), "k", {
+      bytes: 1,
+      contentType: "text/plain",
+      expiresInSeconds: 60,
+    });
+    expect(new URL(url).origin).toBe(origin);
+    const res = await consoleRoutes({ uploadOrigins: [origin] }).request("/");
+    expect(res.headers.get("content-security-policy")).toContain(`connect-src 'self' ${origin};`);
   });
 
   it("serves its assets with their type, and 304 to a browser that has them", async () => {

@@ -59,18 +59,24 @@ type Axe = typeof import("axe-core");
 
 /**
  * The serious and critical accessibility violations axe-core finds on the screen on show, one
- * line each with the elements at fault (the hidden screens are not rendered, so axe skips them).
- * It is evaluated over the debugging protocol, which the page's content security policy does not
- * govern, so the policy stays as strict as it is served.
+ * line each with the elements at fault (the hidden screens are not rendered, so axe skips them),
+ * and a screen without exactly one level-one heading (axe's moderate page-has-heading-one counts
+ * none; a second would say two pages are shown). It is evaluated over the debugging protocol,
+ * which the page's content security policy does not govern, so the policy stays as strict as it
+ * is served.
  */
 async function seriousViolations(): Promise<string[]> {
   if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE);
   return page.evaluate(async () => {
     const { axe } = window as unknown as { axe: Axe };
     const { violations } = await axe.run(document, { resultTypes: ["violations"] });
+    const ones = [...document.querySelectorAll("h1")].filter((h) => h.getClientRects().length);
     return violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+      .filter(
+        (v) => v.impact === "serious" || v.impact === "critical" || v.id === "page-has-heading-one",
+      )
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)
+      .concat(ones.length === 1 ? [] : [`${ones.length} level-one headings`]);
   });
 }
 
@@ -298,10 +304,17 @@ describe("the console in Chromium", () => {
     await page.getByLabel("Description (required)").fill("Product analytics for SaaS teams.");
     await page.getByLabel("Value props").fill("Set up in minutes\nPrivacy first");
     await page.getByLabel("Products").fill("Team: $39 a month");
+    // The rival by its address and by the name its site states, and one never tracked.
+    await page.getByLabel("Competitors", { exact: true }).fill(`${rival.origin}\nacme\nMixpanel`);
     await page.getByRole("button", { name: "Save brand profile" }).click();
     await expect
       .poll(() => page.getByRole("status").first().innerText())
       .toBe("Brand profile saved");
+    // None is tracked yet: each offers the add form.
+    const yours = page.getByRole("list", { name: "Your competitors" });
+    await expect
+      .poll(() => yours.getByRole("link", { name: "Track this competitor" }).count())
+      .toBe(3);
     await shoot("settings");
     expect(await seriousViolations()).toEqual([]);
 
@@ -353,7 +366,17 @@ describe("the console in Chromium", () => {
     await expect
       .poll(() => page.evaluate(() => document.activeElement?.outerHTML.slice(0, 40)))
       .toMatch(/^<h2 id="competitors-title"/);
-    await page.getByLabel("Domain or URL (required)").fill(rival.origin);
+    // Tracked from the brand profile's list: the add form opens filled with it.
+    await go("Settings");
+    await page
+      .getByRole("list", { name: "Your competitors" })
+      .locator("li")
+      .filter({ hasText: rival.origin })
+      .getByRole("link", { name: "Track this competitor" })
+      .click();
+    const domain = page.getByLabel("Domain or URL (required)");
+    await expect.poll(() => domain.inputValue()).toBe(rival.origin);
+    expect(await domain.evaluate((el) => el === document.activeElement)).toBe(true);
     await page.getByRole("button", { name: "Add", exact: true }).click();
     const card = page.getByRole("list", { name: "Competitors" }).locator("li").first();
     await card.getByRole("button", { name: "Check now" }).click();
@@ -474,6 +497,18 @@ describe("the console in Chromium", () => {
       2,
     );
     await shoot("home");
+    expect(await seriousViolations()).toEqual([]);
+  });
+
+  it("links the brand profile's competitors to the tracked ones, by address or by name", async () => {
+    await go("Settings");
+    const yours = page.getByRole("list", { name: "Your competitors" });
+    const link = (name: string) => yours.getByRole("link", { name, exact: true });
+    await expect.poll(() => link(rival.origin).getAttribute("href")).toBe(competitorHash);
+    expect(await link("acme").getAttribute("href")).toBe(competitorHash);
+    const untracked = yours.locator("li").filter({ hasText: "Mixpanel" });
+    expect(await untracked.getByRole("link").innerText()).toBe("Track this competitor");
+    expect(await yours.getByRole("link", { name: "Track this competitor" }).count()).toBe(1);
     expect(await seriousViolations()).toEqual([]);
   });
 

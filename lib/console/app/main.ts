@@ -77,7 +77,7 @@ async function start() {
   } catch (err) {
     const feedback = new Feedback();
     feedback.error(err);
-    fill(root, h("main", { id: "main" }, feedback.el));
+    fill(root, h("main", { id: "main" }, h("h1", null, "KB & Intel"), feedback.el));
     return;
   }
   const screens = new Map<string, Screen>();
@@ -111,7 +111,8 @@ async function start() {
   fill(
     root,
     skip,
-    h("header", null, h("strong", { class: "brand" }, "KB & Intel"), nav, signOut),
+    // The one level-one heading of every screen, which each titles with its h2.
+    h("header", null, h("h1", null, "KB & Intel"), nav, signOut),
     main,
   );
 
