@@ -17,6 +17,8 @@ export interface SeededLevel {
   texts: string[];
   /** The chunk set object of every source. */
   chunkKeys: string[];
+  /** Every source's id, in the order of `chunkKeys`. */
+  sourceIds: string[];
 }
 
 /** Sections of this many chunks share a heading, as a chunked document's do. */
@@ -45,7 +47,7 @@ export async function seedIndexedSources(
   const sets = Array.from({ length: Math.ceil(chunks / perSource) }, (_, i) =>
     chunkSet(corpus, Math.min(perSource, chunks - i * perSource)),
   );
-  const chunkKeys = await mapLimit(sets, 8, async (set) => {
+  const written = await mapLimit(sets, 8, async (set) => {
     const id = newId("source");
     const chunksKey = `${sourceBlobPrefix(workspaceId, id)}chunks/seeded.json`;
     await stores.blobs.putJson(chunksKey, { sourceId: id, chunks: set } satisfies StoredChunks);
@@ -62,7 +64,12 @@ export async function seedIndexedSources(
       chunks_key: chunksKey,
     };
     await stores.table.put(item);
-    return chunksKey;
+    return { id, chunksKey };
   });
-  return { workspaceId, texts: sets.flatMap((set) => set.map((c) => c.text)), chunkKeys };
+  return {
+    workspaceId,
+    texts: sets.flatMap((set) => set.map((c) => c.text)),
+    chunkKeys: written.map((w) => w.chunksKey),
+    sourceIds: written.map((w) => w.id),
+  };
 }
