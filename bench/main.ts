@@ -12,8 +12,11 @@ process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
 process.env.OPENAI_API_KEY = "";
 process.env.EMBEDDING_MODEL = "";
 // Figures 4 and 6 crawl and check fixture sites served by the bench on 127.0.0.1: the runtime may
-// reach loopback only with this development switch. Crawls keep their default, adaptive pace.
+// reach loopback only with this development switch.
 process.env.ALLOW_PRIVATE_URLS = "true";
+// Crawls run without politeness, so figure 4 measures the crawl's own cost, not its pace; its paced
+// row serves a robots.txt `Crawl-delay` of the default floor (100 ms), which paces that site alone.
+process.env.CRAWL_POLITENESS_MS = "0";
 // The service enforces 600 requests a minute per workspace and daily quotas per workspace by
 // default; figure 2 seeds 1,000 sources and drives thousands of requests a minute, and figure 4
 // crawls 200 pages a round. Raised far above what any figure uses, so no row measures a 429.

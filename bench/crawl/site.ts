@@ -4,7 +4,8 @@ import { Corpus } from "../core/corpus.js";
 /**
  * Figure 4's fixture site on 127.0.0.1: a home page and articles of real prose (Zipf-distributed
  * words, 4 to 8 sections), each with site navigation, related-article links and a footer, as a
- * documentation or blog site has; robots.txt names a sitemap listing every page.
+ * documentation or blog site has; robots.txt names a sitemap listing every page and, when asked,
+ * a `Crawl-delay` (the bench turns the crawl pace off; a delay turns it on for one site).
  */
 export interface CrawlSite {
   site: Site;
@@ -16,7 +17,11 @@ export interface CrawlSite {
 
 const RELATED = 8;
 
-export async function startCrawlSite(pageCount: number, seed = 41): Promise<CrawlSite> {
+export async function startCrawlSite(
+  pageCount: number,
+  options: { seed?: number; crawlDelaySeconds?: number } = {},
+): Promise<CrawlSite> {
+  const { seed = 41, crawlDelaySeconds } = options;
   const corpus = new Corpus(seed);
   const site = await startSite();
   const paths = ["/", ...Array.from({ length: pageCount - 1 }, (_, i) => `/articles/${i + 1}`)];
@@ -51,9 +56,10 @@ export async function startCrawlSite(pageCount: number, seed = 41): Promise<Craw
       { "content-type": "application/xml" },
     ),
   );
+  const delay = crawlDelaySeconds === undefined ? "" : `Crawl-delay: ${crawlDelaySeconds}\n`;
   site.route(
     "/robots.txt",
-    respond(`User-agent: *\nAllow: /\nSitemap: ${site.origin}/sitemap.xml\n`, {
+    respond(`User-agent: *\nAllow: /\n${delay}Sitemap: ${site.origin}/sitemap.xml\n`, {
       "content-type": "text/plain",
     }),
   );

@@ -1,11 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCompetitorServices } from "../../lib/competitors/services.js";
-import { BrowserRenderer } from "../../lib/web/render/browser.js";
-import { startAws, type TestAws } from "../support/aws.js";
-import { CHROMIUM } from "../support/browser.js";
-import { htmlPage, respond, type Site, startSite } from "../support/sites.js";
-import { scriptedHome, startScriptedSite } from "./scripted-site.js";
-import { fixtureFetcher, TEST_LIMITS } from "./world.js";
+import { htmlPage, respond, startSite } from "../support/sites.js";
+import { type RenderedWorld, scriptedHome, startRenderedWorld } from "./scripted-site.js";
 
 /**
  * Competitor checks of pages as a browser sees them: a pricing page whose plans a script fills in
@@ -16,38 +11,17 @@ import { fixtureFetcher, TEST_LIMITS } from "./world.js";
 const WS = "ws_competitor_render";
 
 describe("competitor checks of rendered and walled pages", () => {
-  let aws: TestAws;
-  let site: Site;
-  let renderer: BrowserRenderer;
-  let plans = [
-    { name: "Starter", price: 29 },
-    { name: "Growth", price: 99 },
-  ];
+  let world: RenderedWorld;
   const home = scriptedHome("Marketing sites that write themselves");
 
-  const services = () =>
-    createCompetitorServices({
-      table: aws.table,
-      blobs: aws.blobs,
-      fetcher: fixtureFetcher,
-      limits: TEST_LIMITS,
-      renderer,
-    });
-
   beforeAll(async () => {
-    aws = await startAws();
-    site = await startScriptedSite(() => plans);
-    renderer = new BrowserRenderer({ fetcher: fixtureFetcher, executablePath: CHROMIUM });
+    world = await startRenderedWorld();
   });
-  afterAll(async () => {
-    await renderer.close();
-    await site.close();
-    await aws.close();
-  });
+  afterAll(() => world?.close());
 
   it("reads the plans a script renders, and sees their price change", async () => {
-    const { competitors, checker, snapshots } = services();
-    const item = await competitors.create(WS, `${site.origin}/`);
+    const { competitors, checker, snapshots } = world.services();
+    const item = await competitors.create(WS, `${world.site.origin}/`);
     expect((await checker.check(WS, item.id)).ok).toBe(true);
     const first = await competitors.get(WS, item.id);
     const baseline = await snapshots.load(first.snapshotKey as string);
@@ -56,7 +30,7 @@ describe("competitor checks of rendered and walled pages", () => {
       ["Growth", 99],
     ]);
 
-    plans = [
+    world.plans = [
       { name: "Starter", price: 39 },
       { name: "Growth", price: 99 },
     ];
@@ -69,7 +43,7 @@ describe("competitor checks of rendered and walled pages", () => {
   it("fails the check of a site that starts to block, with no event and the snapshot kept", async () => {
     const walled = await startSite({ "/": respond(home) });
     try {
-      const { competitors, checker, events } = services();
+      const { competitors, checker, events } = world.services();
       const item = await competitors.create(WS, `${walled.origin}/`);
       expect((await checker.check(WS, item.id)).ok).toBe(true);
       const before = await competitors.get(WS, item.id);

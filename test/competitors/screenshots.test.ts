@@ -3,17 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CompetitorEvent } from "../../lib/competitors/events.js";
 import { competitorsRoutes } from "../../lib/competitors/routes.js";
 import { screenshotKey } from "../../lib/competitors/screenshots.js";
-import { createCompetitorServices } from "../../lib/competitors/services.js";
 import type { Snapshot } from "../../lib/competitors/snapshot.js";
 import { DomainError } from "../../lib/errors.js";
 import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
-import { BrowserRenderer } from "../../lib/web/render/browser.js";
-import type { Renderer } from "../../lib/web/render/renderer.js";
-import { roomyQuotas, startAws, type TestAws } from "../support/aws.js";
-import { CHROMIUM } from "../support/browser.js";
-import { respond, type Site, startSite } from "../support/sites.js";
-import { scriptedHome, startScriptedSite } from "./scripted-site.js";
-import { fixtureFetcher, TEST_LIMITS } from "./world.js";
+import { roomyQuotas } from "../support/aws.js";
+import { respond, startSite } from "../support/sites.js";
+import { type RenderedWorld, scriptedHome, startRenderedWorld } from "./scripted-site.js";
 
 /**
  * Screenshots as the evidence of competitor events, with the real browser: a check keeps a JPEG of
@@ -36,38 +31,18 @@ const testAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
 const isJpeg = (bytes: Uint8Array) => bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
 
 describe("competitor screenshots", () => {
-  let aws: TestAws;
-  let site: Site;
-  let renderer: BrowserRenderer;
-  let plans = [
-    { name: "Starter", price: 29 },
-    { name: "Growth", price: 99 },
-  ];
-
-  const services = (browser: Renderer | undefined) =>
-    createCompetitorServices({
-      table: aws.table,
-      blobs: aws.blobs,
-      fetcher: fixtureFetcher,
-      limits: TEST_LIMITS,
-      renderer: browser,
-    });
+  let world: RenderedWorld;
 
   beforeAll(async () => {
-    aws = await startAws();
-    site = await startScriptedSite(() => plans);
-    renderer = new BrowserRenderer({ fetcher: fixtureFetcher, executablePath: CHROMIUM });
+    world = await startRenderedWorld();
   });
-  afterAll(async () => {
-    await renderer.close();
-    await site.close();
-    await aws.close();
-  });
+  afterAll(() => world?.close());
 
   it("keeps shots of the pages read, links them before and after, and serves them to the workspace", async () => {
-    const shots = services(renderer);
+    const { aws } = world;
+    const shots = world.services();
     const { competitors, checker, snapshots, events } = shots;
-    const item = await competitors.create(WS, `${site.origin}/`);
+    const item = await competitors.create(WS, `${world.site.origin}/`);
     expect((await checker.check(WS, item.id)).ok).toBe(true);
     const baseline = (await snapshots.load(
       (
@@ -85,7 +60,7 @@ describe("competitor screenshots", () => {
       expect(stored?.byteLength).toBeLessThanOrEqual(600 * 1024);
     }
 
-    plans = [
+    world.plans = [
       { name: "Starter", price: 39 },
       { name: "Growth", price: 99 },
     ];
@@ -146,7 +121,8 @@ describe("competitor screenshots", () => {
   });
 
   it("checks without a browser as before, with no shots", async () => {
-    const { competitors, checker, events } = services(undefined);
+    const { aws } = world;
+    const { competitors, checker, events } = world.services(false);
     const plain = await startSite({ "/": respond(scriptedHome("Sites that write themselves")) });
     try {
       const item = await competitors.create(WS, `${plain.origin}/`);

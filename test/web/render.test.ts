@@ -110,7 +110,9 @@ describe("rendering pages that need scripts", () => {
       "/forever": shell("Forever", "/forever.js"),
       "/forever.js": js("for (;;) {}"),
       "/flood": shell("Flood", "/flood.js"),
-      "/flood.js": js('for (let i = 0; i < 10000; i++) fetch("/api/x?i=" + i).catch(() => {});'),
+      // A flood twenty times the bound of 50: what it proves is the bound, and a larger flood
+      // only keeps Chromium busy longer, for this test and the next.
+      "/flood.js": js('for (let i = 0; i < 1000; i++) fetch("/api/x?i=" + i).catch(() => {});'),
       "/hog": shell("Hog", "/hog.js"),
       "/hog.js": js("const kept = []; for (;;) kept.push(new Array(1e6).fill(Math.random()));"),
       "/to-loopback": redirect("/bounce"),
@@ -199,7 +201,7 @@ describe("rendering pages that need scripts", () => {
     expect(page.markdown).toContain("Starter costs $29");
   });
 
-  it("fails a page that makes 10,000 requests at the request bound", {
+  it("fails a page that makes 1,000 requests at the request bound", {
     timeout: 90_000,
   }, async () => {
     const err = await failure(read("/flood"));

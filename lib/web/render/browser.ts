@@ -65,6 +65,20 @@ export interface BrowserRendererOptions {
   userAgent?: string;
 }
 
+/**
+ * The switches every Chromium of the service runs with, apart from the network's (the renderer
+ * adds a dead-end proxy behind its relay): the bench's bare Playwright floor launches with them.
+ */
+export const CHROMIUM_SWITCHES = [
+  // Containers and Lambda give no user namespaces to sandbox renderers in; the page's requests
+  // all go through the relay, and nothing else leaves the browser.
+  "--no-sandbox",
+  "--deny-permission-prompts",
+  "--disable-dev-shm-usage",
+  "--disable-gpu",
+  "--mute-audio",
+] as const;
+
 /** Requests a page is never given: they only cost time and bytes and change no text. */
 const SKIPPED_TYPES = new Set(["media", "font", "manifest", "texttrack", "eventsource", "ping"]);
 
@@ -221,18 +235,12 @@ export class BrowserRenderer implements Renderer {
       executablePath: this.options.executablePath,
       args: [
         ...(this.options.args ?? []),
-        // Containers and Lambda give no user namespaces to sandbox renderers in; the page's
-        // requests all go through the relay, and nothing else leaves the browser.
-        "--no-sandbox",
+        ...CHROMIUM_SWITCHES,
         `--js-flags=--max-old-space-size=${this.limits.maxHeapMb}`,
         // A dead-end proxy for anything interception does not see (prefetches, WebRTC over TCP).
         "--proxy-server=http://127.0.0.1:9",
         "--proxy-bypass-list=<-loopback>",
         "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-        "--deny-permission-prompts",
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--mute-audio",
       ],
     });
     this.launches++;
@@ -258,15 +266,13 @@ export class BrowserRenderer implements Renderer {
     const state = new PageState(Date.now() + timeoutMs);
     let context: BrowserContext | undefined;
     let timer: NodeJS.Timeout | undefined;
+    const timeout = () =>
+      new FetchError(
+        "render_timeout",
+        `${request.url} did not finish rendering within ${Math.round(timeoutMs / 1000)} seconds`,
+      );
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(
-          new FetchError(
-            "render_timeout",
-            `${request.url} did not finish rendering within ${Math.round(timeoutMs / 1000)} seconds`,
-          ),
-        );
-      }, timeoutMs);
+      timer = setTimeout(() => reject(timeout()), timeoutMs);
     });
     timedOut.catch(() => undefined);
     const work = (async () => {
@@ -286,6 +292,11 @@ export class BrowserRenderer implements Renderer {
     } catch (err) {
       if (state.error) throw state.error;
       if (err instanceof FetchError) throw err;
+      // The browser's own waits (Playwright's TimeoutError) end at the same deadline, and may end
+      // first: a timeout either way.
+      if ((err instanceof Error && err.name === "TimeoutError") || Date.now() >= state.deadline) {
+        throw timeout();
+      }
       throw new FetchError(
         "render_failed",
         `${request.url} could not be rendered: ${firstLine(err)}`,
