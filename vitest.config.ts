@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -6,6 +7,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Vitest runs one file fewer than the machine has cores at a time: one, on CI's two cores. Most
+    // files wait far more than they compute (Chromium, the emulators, child processes, HTTP on
+    // loopback), so two files at a time keep both cores busy; every test holds on a loaded machine
+    // (no verdict depends on speed), and each file has its own ports, folders and emulators.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     env: {
       POWERTOOLS_LOG_LEVEL: "SILENT",
       // EMF lines of every worker invocation would flood the output; test/observability reads them.

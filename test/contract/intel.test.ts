@@ -264,7 +264,8 @@ describe("competitors", () => {
       const count = Number(documented);
       await baseline();
       // More events than the default page holds: a check raises at most 5 of a kind and sums up
-      // the rest in one more (docs/api.md), so new plans are added over several checks.
+      // the rest in one more (docs/api.md), so new plans, jobs and posts are added at once, over
+      // as few checks as that takes (each check reads every page of the site).
       let all: IntelEvent[] = [];
       for (let round = 0; all.length <= count; round++) {
         site.state.plans.push(
@@ -272,6 +273,21 @@ describe("competitors", () => {
             name: `Tier ${round + 1}.${i + 1}`,
             price: `$${100 + round * 10 + i}`,
             features: [`${i + 1} seats`],
+          })),
+        );
+        site.state.jobs.push(
+          ...Array.from({ length: 6 }, (_, i) => ({
+            id: 1000 + round * 10 + i,
+            title: `Solutions Engineer ${round + 1}.${i + 1}`,
+            team: "Sales",
+            location: "Remote",
+          })),
+        );
+        site.state.posts.push(
+          ...Array.from({ length: 6 }, (_, i) => ({
+            slug: `launch-${round + 1}-${i + 1}`,
+            title: `Launch notes ${round + 1}.${i + 1}`,
+            date: `2025-04-${String(10 + round * 6 + i).padStart(2, "0")}`,
           })),
         );
         const changed = await check();

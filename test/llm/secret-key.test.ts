@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { llmOf } from "../../lib/compose/llm.js";
 import { loadConfig } from "../../lib/config.js";
 import { DomainError } from "../../lib/errors.js";
@@ -21,6 +20,9 @@ beforeAll(async () => {
 afterAll(async () => {
   delete process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER;
   await Promise.all([openai.close(), secrets.close()]);
+});
+afterEach(() => {
+  vi.useRealTimers();
 });
 beforeEach(() => {
   openai.reset();
@@ -49,6 +51,9 @@ const chat = (llm: ReturnType<typeof llmOf>) =>
 
 describe("the model key from Secrets Manager", () => {
   it("is read at run time, cached, and a rotated key is used once the cache expires", async () => {
+    // The cache's clock (Date) stands still unless the test moves it: the cache age passes when
+    // the test says, however slow the machine.
+    vi.useFakeTimers({ toFake: ["Date"] });
     secrets.secrets.set("kb-intel/openai", "sk-first");
     const llm = llmOf(
       configOf({ LLM_API_KEY_SECRET: "kb-intel/openai", LLM_API_KEY_CACHE_SECONDS: "1" }),
@@ -66,7 +71,7 @@ describe("the model key from Secrets Manager", () => {
     secrets.secrets.set("kb-intel/openai", "sk-rotated");
     await chat(llm);
     expect(lastKey()).toBe("Bearer sk-first");
-    await sleep(1_100);
+    vi.setSystemTime(Date.now() + 1_100);
     await chat(llm);
     expect(lastKey()).toBe("Bearer sk-rotated");
     expect(secrets.reads).toHaveLength(2);

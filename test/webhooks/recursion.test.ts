@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { queueWorkers } from "../../functions/manifest.js";
 import { MAX_RECURSIVE_INVOCATIONS } from "../../infra/local/lineage.js";
+import { drainOnClock } from "../support/queue-clock.js";
 import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
 import { type Site, startSite } from "../support/sites.js";
 
@@ -64,12 +65,7 @@ async function deliverThroughOutage(outageMs: number) {
   const dead = rt.runtime.queues.deadLetters("webhooks").length;
   const before = rt.runtime.queues.recursion("webhooks-worker");
   expect((await rt.call(`/api/webhooks/${id}/test`, { method: "POST" })).status).toBe(202);
-  for (;;) {
-    const next = await rt.runtime.queues.settled();
-    if (next === undefined) break;
-    vi.setSystemTime(Math.max(next, Date.now()));
-    rt.runtime.queues.wake();
-  }
+  await drainOnClock(rt.runtime.queues);
   const log = (await (await rt.call(`/api/webhooks/${id}/deliveries?limit=20`)).json()) as {
     deliveries: Array<{ attempt: number; result: string; statusCode: number | null }>;
   };
