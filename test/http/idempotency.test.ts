@@ -10,6 +10,7 @@ import {
 } from "../../lib/http/idempotency.js";
 import { sourcesRoutes } from "../../lib/knowledge/sources/routes.js";
 import type { Sources } from "../../lib/knowledge/sources/sources.js";
+import { bearerWorkspace } from "../support/app.js";
 import { retrieverOn, roomyQuotas, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import { startTestRuntime } from "../support/runtime.js";
 
@@ -31,10 +32,7 @@ beforeAll(async () => {
   sources = sourcesOn(aws);
   keys = new IdempotencyKeys(aws.table);
   app = createServiceApp({
-    authenticate: async (c, next) => {
-      c.set("workspaceId", (c.req.header("authorization") ?? "").replace(/^Bearer /, ""));
-      await next();
-    },
+    authenticate: bearerWorkspace,
     idempotency: (modules) => idempotentCreates(keys, modules),
     modules: [
       sourcesRoutes({

@@ -1,6 +1,5 @@
-import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
+import type { createServiceApp } from "../../lib/http/app.js";
 import { newId } from "../../lib/ids.js";
 import {
   type ContentLoader,
@@ -8,18 +7,11 @@ import {
   textLoader,
 } from "../../lib/knowledge/indexing/indexer.js";
 import type { SearchResult } from "../../lib/knowledge/retrieval/retrieval.js";
-import { sourcesRoutes } from "../../lib/knowledge/sources/routes.js";
 import type { SourceItem, Sources, SourceType } from "../../lib/knowledge/sources/sources.js";
 import { MAX_QUERY_LENGTH } from "../../lib/search/index.js";
 import type { IndexMessage } from "../../lib/store/queue.js";
-import {
-  indexerOn,
-  retrieverOn,
-  roomyQuotas,
-  sourcesOn,
-  startAws,
-  type TestAws,
-} from "../support/aws.js";
+import { sourcesApp } from "../support/app.js";
+import { indexerOn, retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import { startTestRuntime, type TestRuntime } from "../support/runtime.js";
 
 let rt: TestRuntime;
@@ -402,11 +394,6 @@ describe("search filters", () => {
    */
   describe("inside the engine, before its top-k cut", () => {
     const WS = "ws_01JD0000000000000000000061";
-    /** The bearer token is the workspace id: tenancy without the key store. */
-    const testAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-      c.set("workspaceId", (c.req.header("authorization") ?? "").replace(/^Bearer /, ""));
-      await next();
-    };
     const STRONG = 15;
     const WEAK = (topic: string) =>
       `Our handbook covers ${topic}, travel, expenses, holidays, equipment, security reviews and, in one line, pricing.`;
@@ -474,19 +461,7 @@ describe("search filters", () => {
       aws = await startAws();
       sources = sourcesOn(aws);
       indexer = indexerOn(aws, { text: textLoader(aws.blobs), url: loader, file: loader });
-      app = createServiceApp({
-        authenticate: testAuth,
-        modules: [
-          sourcesRoutes({
-            sources,
-            blobs: aws.blobs,
-            retriever: retrieverOn(aws),
-            maxTextBytes: 100_000,
-            quotas: roomyQuotas(aws.table),
-            allowPrivate: false,
-          }),
-        ],
-      });
+      app = sourcesApp(aws, sources, retrieverOn(aws));
       for (let i = 0; i < STRONG; i++) {
         const res = await app.request("/api/knowledge", {
           method: "POST",

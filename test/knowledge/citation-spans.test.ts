@@ -1,6 +1,5 @@
-import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
+import type { createServiceApp } from "../../lib/http/app.js";
 import { citationsFor } from "../../lib/intel/citations.js";
 import { chunkText } from "../../lib/knowledge/indexing/chunking.js";
 import { fileLoader } from "../../lib/knowledge/indexing/file-loader.js";
@@ -9,13 +8,13 @@ import { Passages } from "../../lib/knowledge/indexing/passages.js";
 import { urlLoader } from "../../lib/knowledge/indexing/url-loader.js";
 import { passageUrl } from "../../lib/knowledge/retrieval/citation-spans.js";
 import type { IndexRetriever, SearchResult } from "../../lib/knowledge/retrieval/retrieval.js";
-import { sourcesRoutes } from "../../lib/knowledge/sources/routes.js";
 import type { Sources } from "../../lib/knowledge/sources/sources.js";
 import { createFileSource } from "../../lib/knowledge/uploads/multipart.js";
 import type { Delivery, IndexMessage } from "../../lib/store/queue.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { docxBytes, pdfBytes } from "../files/support/documents.js";
-import { retrieverOn, roomyQuotas, sourcesOn, startAws, type TestAws } from "../support/aws.js";
+import { sourcesApp } from "../support/app.js";
+import { retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import { htmlPage, respond, type Site, startSite } from "../support/sites.js";
 
 /**
@@ -27,11 +26,6 @@ import { htmlPage, respond, type Site, startSite } from "../support/sites.js";
 
 const WS = "ws_01JD0000000000000000000301";
 const once: Delivery = { receiveCount: 1, maxReceiveCount: 3 };
-const testAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  c.set("workspaceId", (c.req.header("authorization") ?? "").replace(/^Bearer /, ""));
-  await next();
-};
-
 let aws: TestAws;
 let site: Site;
 let sources: Sources;
@@ -54,19 +48,7 @@ beforeAll(async () => {
     },
   });
   retriever = retrieverOn(aws);
-  app = createServiceApp({
-    authenticate: testAuth,
-    modules: [
-      sourcesRoutes({
-        sources,
-        blobs: aws.blobs,
-        retriever,
-        maxTextBytes: 100_000,
-        quotas: roomyQuotas(aws.table),
-        allowPrivate: true,
-      }),
-    ],
-  });
+  app = sourcesApp(aws, sources, retriever, { allowPrivate: true });
 });
 afterAll(() => Promise.all([aws.close(), site.close()]));
 

@@ -1,6 +1,5 @@
-import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
+import { createServiceApp } from "../../lib/http/app.js";
 import { openApiDocument } from "../../lib/http/docs.js";
 import { crawlContract } from "../../lib/knowledge/crawl/contract.js";
 import { Crawler } from "../../lib/knowledge/crawl/crawler.js";
@@ -10,14 +9,9 @@ import { sourcesRoutes } from "../../lib/knowledge/sources/routes.js";
 import { Sources } from "../../lib/knowledge/sources/sources.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { PoliteSession } from "../../lib/web/session.js";
+import { bearerWorkspace } from "../support/app.js";
 import { retrieverOn, roomyQuotas, startAws, type TestAws } from "../support/aws.js";
 import { htmlPage, prose, respond, type Site, startSite } from "../support/sites.js";
-
-/** The bearer token is the workspace id: tenancy without the key store. */
-const testAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  c.set("workspaceId", (c.req.header("authorization") ?? "").replace(/^Bearer /, ""));
-  await next();
-};
 
 describe("crawl API", () => {
   let aws: TestAws;
@@ -84,19 +78,19 @@ describe("crawl API", () => {
       watchSeconds: 60,
     });
     strictApp = createServiceApp({
-      authenticate: testAuth,
+      authenticate: bearerWorkspace,
       modules: [
         crawlRoutes({ crawls, sources, allowPrivate: false, quotas: roomyQuotas(aws.table) }),
       ],
     });
     localApp = createServiceApp({
-      authenticate: testAuth,
+      authenticate: bearerWorkspace,
       modules: [
         crawlRoutes({ crawls, sources, allowPrivate: true, quotas: roomyQuotas(aws.table) }),
       ],
     });
     fullApp = createServiceApp({
-      authenticate: testAuth,
+      authenticate: bearerWorkspace,
       modules: [
         crawlRoutes({ crawls, sources, allowPrivate: true, quotas: roomyQuotas(aws.table) }),
         sourcesRoutes({

@@ -1,6 +1,5 @@
-import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
+import { createServiceApp } from "../../lib/http/app.js";
 import { Crawler } from "../../lib/knowledge/crawl/crawler.js";
 import { Crawls } from "../../lib/knowledge/crawl/crawls.js";
 import type { CrawlItem } from "../../lib/knowledge/crawl/records.js";
@@ -10,6 +9,7 @@ import { Quotas } from "../../lib/limits/quotas.js";
 import { wsKey } from "../../lib/store/table.js";
 import { SafeFetcher } from "../../lib/web/fetch.js";
 import { PoliteSession } from "../../lib/web/session.js";
+import { bearerWorkspace } from "../support/app.js";
 import { startAws, type TestAws } from "../support/aws.js";
 import { htmlPage, prose, respond, type Site, startSite } from "../support/sites.js";
 
@@ -19,12 +19,6 @@ import { htmlPage, prose, respond, type Site, startSite } from "../support/sites
  */
 
 const DAILY_PAGES = 10;
-
-/** The bearer token is the workspace id: tenancy without the key store. */
-const testAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  c.set("workspaceId", (c.req.header("authorization") ?? "").replace(/^Bearer /, ""));
-  await next();
-};
 
 let aws: TestAws;
 let site: Site;
@@ -67,7 +61,7 @@ beforeAll(async () => {
     reindexes: 0,
   });
   app = createServiceApp({
-    authenticate: testAuth,
+    authenticate: bearerWorkspace,
     modules: [
       crawlRoutes({
         crawls,

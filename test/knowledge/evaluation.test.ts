@@ -1,22 +1,14 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
+import type { createServiceApp } from "../../lib/http/app.js";
 import { textLoader } from "../../lib/knowledge/indexing/indexer.js";
 import { scoreRanking } from "../../lib/knowledge/retrieval/evaluation.js";
-import { sourcesRoutes } from "../../lib/knowledge/sources/routes.js";
 import type { Embedder } from "../../lib/llm/embeddings.js";
 import type { Delivery, IndexMessage } from "../../lib/store/queue.js";
 import { llmFor } from "../llm/helpers.js";
-import {
-  indexerOn,
-  retrieverOn,
-  roomyQuotas,
-  sourcesOn,
-  startAws,
-  type TestAws,
-} from "../support/aws.js";
+import { sourcesApp } from "../support/app.js";
+import { indexerOn, retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 import { FakeOpenAI } from "../support/fake-openai.js";
 
 /**
@@ -60,10 +52,6 @@ describe("the scores of a ranking", () => {
 
 const WS = "ws_01JD0000000000000000000601";
 const once: Delivery = { receiveCount: 1, maxReceiveCount: 3 };
-const testAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  c.set("workspaceId", (c.req.header("authorization") ?? "").replace(/^Bearer /, ""));
-  await next();
-};
 const SET = join(import.meta.dirname, "../../bench/eval");
 
 describe("POST /api/knowledge/eval", () => {
@@ -96,19 +84,7 @@ describe("POST /api/knowledge/eval", () => {
       expect(await indexer.handle(message, once)).toBe("indexed");
       ids.set(file, item.id);
     }
-    app = createServiceApp({
-      authenticate: testAuth,
-      modules: [
-        sourcesRoutes({
-          sources,
-          blobs: aws.blobs,
-          retriever: retrieverOn(aws, embedder),
-          maxTextBytes: 100_000,
-          quotas: roomyQuotas(aws.table),
-          allowPrivate: false,
-        }),
-      ],
-    });
+    app = sourcesApp(aws, sources, retrieverOn(aws, embedder));
   }, 60_000);
   afterAll(() => Promise.all([aws.close(), fake.close()]));
 

@@ -1,6 +1,5 @@
-import type { MiddlewareHandler } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppEnv, createServiceApp } from "../../lib/http/app.js";
+import type { createServiceApp } from "../../lib/http/app.js";
 import type { Indexer } from "../../lib/knowledge/indexing/indexer.js";
 import { textLoader } from "../../lib/knowledge/indexing/indexer.js";
 import {
@@ -9,17 +8,10 @@ import {
   matchesFilter,
 } from "../../lib/knowledge/retrieval/filter-expression.js";
 import type { IndexRetriever } from "../../lib/knowledge/retrieval/retrieval.js";
-import { sourcesRoutes } from "../../lib/knowledge/sources/routes.js";
 import type { SourceItem, Sources } from "../../lib/knowledge/sources/sources.js";
 import type { Delivery, IndexMessage } from "../../lib/store/queue.js";
-import {
-  indexerOn,
-  retrieverOn,
-  roomyQuotas,
-  sourcesOn,
-  startAws,
-  type TestAws,
-} from "../support/aws.js";
+import { sourcesApp } from "../support/app.js";
+import { indexerOn, retrieverOn, sourcesOn, startAws, type TestAws } from "../support/aws.js";
 
 /**
  * Metadata on sources and filter expressions over it: every operator on every kind of value and
@@ -167,11 +159,6 @@ describe("an invalid filter", () => {
 
 const WS = "ws_01JD0000000000000000000401";
 const once: Delivery = { receiveCount: 1, maxReceiveCount: 3 };
-const testAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  c.set("workspaceId", (c.req.header("authorization") ?? "").replace(/^Bearer /, ""));
-  await next();
-};
-
 describe("filters against the engine", () => {
   let aws: TestAws;
   let sources: Sources;
@@ -210,19 +197,7 @@ describe("filters against the engine", () => {
     sources = sourcesOn(aws);
     indexer = indexerOn(aws, { text: textLoader(aws.blobs) }, { size: 200, overlap: 0 });
     retriever = retrieverOn(aws);
-    app = createServiceApp({
-      authenticate: testAuth,
-      modules: [
-        sourcesRoutes({
-          sources,
-          blobs: aws.blobs,
-          retriever,
-          maxTextBytes: 100_000,
-          quotas: roomyQuotas(aws.table),
-          allowPrivate: false,
-        }),
-      ],
-    });
+    app = sourcesApp(aws, sources, retriever);
     // Many sources that answer "pricing" far better than the three the filter selects, which
     // hold four weak passages each: a filter applied after a top-10 cut would find none of them.
     for (let i = 0; i < STRONG; i++) {

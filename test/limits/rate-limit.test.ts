@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { createModule, createServiceApp } from "../../lib/http/app.js";
 import { rateLimit } from "../../lib/limits/rate-limit.js";
 import { wsKey } from "../../lib/store/table.js";
+import { bearerWorkspace } from "../support/app.js";
 import { startAws, type TestAws } from "../support/aws.js";
 
 /**
@@ -29,10 +30,7 @@ function limitedApp(perMinute = LIMIT) {
     (c) => c.json({ ok: true }, 200),
   );
   return createServiceApp({
-    authenticate: async (c, next) => {
-      c.set("workspaceId", (c.req.header("authorization") ?? "").replace(/^Bearer /, ""));
-      await next();
-    },
+    authenticate: bearerWorkspace,
     rateLimit: rateLimit(aws.table, perMinute),
     modules: [module],
   });
